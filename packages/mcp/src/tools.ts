@@ -1,0 +1,34 @@
+/** The two tool names; there is no third tool. */
+export const TOOL_NAMES = ['notes_pull', 'notes_commit'] as const;
+export type ToolName = (typeof TOOL_NAMES)[number];
+
+/** The page's descriptions, to the letter (note the typographic apostrophes). */
+export const BASE_DESCRIPTIONS: Record<ToolName, string> = {
+  notes_pull:
+    'Write the current notebook into the notebook directory and record the accepted state. Omit path or pass an empty string to use the server’s notebook directory, which the result reports. Edit UTF-8 text files (without U+0000) there between notes_pull and notes_commit; notes_commit publishes the changes and incorporates concurrent non-conflicting changes.',
+  notes_commit:
+    'Publish the caller’s changes in the notebook directory and incorporate concurrent non-conflicting changes. Omit path or pass an empty string to use the server’s notebook directory, which the result reports. message must be non-blank UTF-8 without U+0000, at most 16,384 bytes; it is retained in recent internal history only.',
+};
+
+/**
+ * The advertised input schemas, exactly as SPEC §2 fixes them: no maxLength (the strict
+ * decoder enforces byte limits), additionalProperties false.
+ */
+export const INPUT_SCHEMAS = {
+  notes_pull: {
+    type: 'object',
+    properties: { path: { type: 'string' } },
+    additionalProperties: false,
+  },
+  notes_commit: {
+    type: 'object',
+    properties: { message: { type: 'string' }, path: { type: 'string' } },
+    required: ['message'],
+    additionalProperties: false,
+  },
+} as const;
+
+/** The server instructions' fixed sentences for a notebook directory. */
+export function baseInstructions(notebookDir: string): string {
+  return `The notebook directory is ${notebookDir}. Call notes_pull, edit UTF-8 text files (without U+0000) there, then call notes_commit to publish. Both tools default to that directory; pass path only to address a subdirectory of it.`;
+}
