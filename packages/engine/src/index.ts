@@ -1,1 +1,1 @@
-export {};
+export type { CommitRequest, NotebookService, PullRequest } from './service';

@@ -1,1 +1,1 @@
-export {};
+export type { FileStat, LineRange, PathSets, SuccessResult } from './results';
