@@ -1,31 +1,53 @@
 #!/usr/bin/env bash
 # README command (2): set up, check, start the local S3 server, run every suite, stop it.
-# Ends with one line "N passed, N failed, N skipped" totalling every suite.
+# Always ends with one line "N passed, N failed, N skipped" totalling every suite; each static
+# check (typecheck, format/lint, layer check) counts as one test, and a failed set-up as one
+# failure, so a run that tested nothing can never look green.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$HOME/.local/bin:$PATH" TURBO_TELEMETRY_DISABLED=1
+mkdir -p .tmp
+rgw_env=.tmp/rgw.env
+stage=setup
+finish() {
+  local code=$?
+  bash tooling/rgw/stop-rgw.sh --wipe >/dev/null 2>&1 || true
+  if [[ $stage != done ]]; then
+    echo "test run aborted during $stage"
+    echo "0 passed, 1 failed, 0 skipped"
+    exit 1
+  fi
+  exit "$code"
+}
+trap finish EXIT
+
 bash tooling/setup.sh
 
-echo "== static checks (typecheck, lint, layers)"
-pnpm exec turbo run typecheck --output-logs=errors-only
-pnpm exec biome ci .
-node tooling/check-layers.mjs
+stage=checks
+checks_passed=0
+checks_failed=0
+check() {
+  echo "== check: $1"
+  if "${@:2}"; then checks_passed=$((checks_passed + 1)); else checks_failed=$((checks_failed + 1)); fi
+}
+check typecheck pnpm exec turbo run typecheck --output-logs=errors-only
+check format-and-lint pnpm exec biome ci --colors=off .
+check layers node tooling/check-layers.mjs
 
+stage=s3-server
 echo "== local S3 server (Ceph RADOS Gateway)"
 bash tooling/rgw/install-rgw.sh
-rgw_env=$(mktemp)
-cleanup() { bash tooling/rgw/stop-rgw.sh --wipe >/dev/null 2>&1 || true; rm -f "$rgw_env"; }
-trap cleanup EXIT
-bash tooling/rgw/start-rgw.sh | tee "$rgw_env"
-# The last line is KEY=VALUE pairs that the S3 suites read (SLIVINGDOC_TEST_S3_*).
+bash tooling/rgw/start-rgw.sh | tail -n 1 >"$rgw_env"
+# KEY=VALUE pairs that the S3 suites read (SLIVINGDOC_TEST_S3_*).
 set -a
 # shellcheck disable=SC1090
-source <(tail -n 1 "$rgw_env" | tr ' ' '\n')
+source <(tr ' ' '\n' <"$rgw_env")
 set +a
 
+stage=tests
 echo "== test suites"
-mkdir -p .tmp
 status=0
 pnpm exec vitest run --reporter=default --reporter=json --outputFile.json=.tmp/vitest.json || status=$?
-node tooling/summarize-vitest.mjs .tmp/vitest.json || status=$?
+stage=done
+node tooling/summarize-vitest.mjs .tmp/vitest.json "$checks_passed" "$checks_failed" || status=1
 exit "$status"
