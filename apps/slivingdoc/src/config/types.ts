@@ -1,0 +1,58 @@
+/** Where the accepted notebook lives: an S3 bucket, or the embedded store on this machine. */
+export type StoreConfig =
+  | {
+      kind: 's3';
+      bucket: string;
+      /** Key prefix; the empty string is the bucket root. */
+      prefix: string;
+      /** Undefined: the AWS SDK's own resolution (profile), else `us-east-1`. */
+      region: string | undefined;
+      /** Normalised endpoint URL; undefined: AWS's own endpoint resolution. */
+      endpoint: string | undefined;
+      pathStyle: boolean;
+    }
+  | { kind: 'embedded'; dir: string; prefix: string };
+
+/** The validated configuration of one process (SPEC §12); every path is absolute. */
+export interface AppConfig {
+  store: StoreConfig;
+  /**
+   * The workspace root; undefined only for `serve` without one, which then creates a
+   * session directory at startup (SPEC §2).
+   */
+  workspaceRoot: string | undefined;
+  /** The private root; undefined only when the session's `private/` is to be used. */
+  privateRoot: string | undefined;
+  /** Raw entries, `:`-split; the path-set policy normalises and validates them. */
+  writable: string[];
+  readOnly: string[];
+  commitRetries: number;
+  checkpointPacks: number;
+  retainedCheckpoints: number;
+}
+
+/** What the command line asks for, once it has been validated. */
+export type Invocation =
+  | { kind: 'help' }
+  | { kind: 'version' }
+  | { kind: 'serve'; config: AppConfig }
+  | { kind: 'pull'; path: string; config: AppConfig }
+  | { kind: 'commit'; path: string; message: string; config: AppConfig };
+
+/**
+ * A startup refusal: rendered as the one stderr line `slivingdoc: <what> — <reason>`.
+ * Reasons are built so they never carry a secret (endpoint values are never echoed).
+ */
+export interface Refusal {
+  kind: 'refusal';
+  what: 'usage' | 'configuration' | 'INCOMPATIBLE_STORE';
+  reason: string;
+  /** 2 for usage and configuration, 3 for INCOMPATIBLE_STORE. */
+  exitCode: 2 | 3;
+}
+
+/** The process facts parsing depends on, passed in so parsing stays a pure function. */
+export interface ParseContext {
+  cwd: string;
+  home: string;
+}

@@ -1,0 +1,432 @@
+import { describe, expect, it } from 'vitest';
+import { parseInvocation } from '../../src/config/parse';
+import type { AppConfig, Invocation, Refusal } from '../../src/config/types';
+
+const context = { cwd: '/work/cwd', home: '/home/u' };
+const parse = (argv: string[], env: NodeJS.ProcessEnv = {}) => parseInvocation(argv, env, context);
+
+function refusal(argv: string[], env: NodeJS.ProcessEnv = {}): Refusal {
+  const result = parse(argv, env);
+  if (result.kind !== 'refusal') throw new Error(`expected a refusal, got ${result.kind}`);
+  return result;
+}
+function config(argv: string[], env: NodeJS.ProcessEnv = {}): AppConfig {
+  const result = parse(argv, env);
+  if (result.kind === 'refusal') throw new Error(`refused: ${result.what} — ${result.reason}`);
+  if (!('config' in result)) throw new Error(`no config for ${result.kind}`);
+  return result.config;
+}
+const s3 = (argv: string[], env: NodeJS.ProcessEnv = {}) => {
+  const store = config(['serve', '--bucket', 'notes', ...argv], env).store;
+  if (store.kind !== 's3') throw new Error('expected s3');
+  return store;
+};
+
+describe('commands and usage', () => {
+  it.each([
+    ['serve', 'serve'],
+    ['s', 'serve'],
+    ['version', 'version'],
+    ['v', 'version'],
+  ])('%s is %s', (command, kind) => {
+    expect(parse([command]).kind).toBe(kind);
+  });
+
+  it('pull and commit take their aliases and one path, before or after the flags', () => {
+    expect(parse(['p', 'nb'])).toMatchObject({ kind: 'pull', path: '/work/cwd/nb' });
+    expect(parse(['pull', '--prefix', 'x', '/abs/nb'])).toMatchObject({ path: '/abs/nb' });
+    expect(parse(['c', '/abs/nb', '-m', 'msg'])).toMatchObject({
+      kind: 'commit',
+      path: '/abs/nb',
+      message: 'msg',
+    });
+    expect(parse(['commit', '--message=hi', '../x'])).toMatchObject({
+      path: '/work/x',
+      message: 'hi',
+    });
+  });
+
+  it('a commit message is kept as given, including one that starts with a dash', () => {
+    expect(parse(['commit', 'nb', '--message=-x  y\n'])).toMatchObject({ message: '-x  y\n' });
+    expect(parse(['commit', 'nb', '-m-x'])).toMatchObject({ message: '-x' });
+  });
+
+  it('-h and --help print help wherever they appear after the command', () => {
+    for (const argv of [
+      ['-h'],
+      ['--help'],
+      ['serve', '-h'],
+      ['pull', 'x', '--help'],
+      ['v', '-h'],
+    ]) {
+      expect(parse(argv)).toEqual({ kind: 'help' });
+    }
+  });
+
+  it.each([
+    [[], /no command/],
+    [['serv'], /unknown command "serv"/],
+    [['--bucket', 'x'], /unknown command/],
+    [['version', 'extra'], /version takes no arguments/],
+    [['version', '--bucket', 'b'], /version takes no arguments/],
+    [['pull'], /exactly one path \(got 0\)/],
+    [['pull', 'a', 'b'], /exactly one path \(got 2\)/],
+    [['commit', '-m', 'x'], /exactly one path/],
+    [['commit', 'nb'], /needs -m/],
+    [['pull', 'nb', '-m', 'x'], /only to commit/],
+    [['serve', 'nb'], /serve takes no path/],
+    [['pull', ''], /path is empty/],
+    [['serve', '--nope'], /unknown option --nope/],
+    [['serve', '--bucket'], /--bucket needs a value/],
+    [['serve', '--bucket', '--prefix', 'x'], /--bucket needs a value/],
+    [['commit', 'nb', '-m', '-x'], /-m needs a value/],
+    [['serve', '--help=1'], /takes no value/],
+  ])('%j is a usage refusal (exit 2)', (argv, reason) => {
+    const r = refusal(argv);
+    expect(r.what).toBe('usage');
+    expect(r.exitCode).toBe(2);
+    expect(r.reason).toMatch(reason);
+    expect(r.reason).not.toContain('\n');
+  });
+
+  it('an unknown option never echoes its value', () => {
+    expect(refusal(['serve', '--secret=hunter2']).reason).not.toContain('hunter2');
+  });
+});
+
+describe('defaults', () => {
+  it('serve with nothing configured: embedded store, session directory, SPEC defaults', () => {
+    expect(config(['serve'])).toEqual({
+      store: {
+        kind: 'embedded',
+        dir: '/home/u/.local/share/slivingdoc/store',
+        prefix: 'slivingdoc',
+      },
+      workspaceRoot: undefined,
+      privateRoot: undefined,
+      writable: [],
+      readOnly: [],
+      commitRetries: 8,
+      checkpointPacks: 1024,
+      retainedCheckpoints: 1,
+    });
+  });
+
+  it('pull: the workspace root is the path itself, the private root the XDG cache', () => {
+    expect(config(['pull', 'nb'])).toMatchObject({
+      workspaceRoot: '/work/cwd/nb',
+      privateRoot: '/home/u/.cache/slivingdoc',
+    });
+  });
+
+  it('XDG directories are honoured when absolute and ignored when relative', () => {
+    const env = { XDG_DATA_HOME: '/data', XDG_CACHE_HOME: '/cache' };
+    expect(config(['pull', '/nb'], env)).toMatchObject({
+      store: { dir: '/data/slivingdoc/store' },
+      privateRoot: '/cache/slivingdoc',
+    });
+    expect(config(['pull', '/nb'], { XDG_DATA_HOME: 'rel', XDG_CACHE_HOME: '' })).toMatchObject({
+      store: { dir: '/home/u/.local/share/slivingdoc/store' },
+      privateRoot: '/home/u/.cache/slivingdoc',
+    });
+  });
+
+  it('serve with a workspace root but no private root uses the XDG cache', () => {
+    expect(config(['serve', '--workspace-root', '/w'])).toMatchObject({
+      workspaceRoot: '/w',
+      privateRoot: '/home/u/.cache/slivingdoc',
+    });
+  });
+
+  it('serve without a workspace root keeps an explicit private root', () => {
+    expect(config(['serve', '--private-root', '/p'])).toMatchObject({
+      workspaceRoot: undefined,
+      privateRoot: '/p',
+    });
+  });
+});
+
+describe('precedence', () => {
+  it('flags override environment, which overrides defaults', () => {
+    const env = { SLIVINGDOC_PREFIX: 'fromenv', SLIVINGDOC_COMMIT_RETRIES: '3' };
+    expect(config(['serve'], env)).toMatchObject({
+      store: { prefix: 'fromenv' },
+      commitRetries: 3,
+    });
+    expect(config(['serve', '--prefix', 'flag', '--commit-retries=4'], env)).toMatchObject({
+      store: { prefix: 'flag' },
+      commitRetries: 4,
+    });
+  });
+
+  it('an empty environment value counts as unset', () => {
+    const env = {
+      SLIVINGDOC_PREFIX: '',
+      SLIVINGDOC_BUCKET: '',
+      SLIVINGDOC_COMMIT_RETRIES: '',
+      SLIVINGDOC_WRITABLE: '',
+      SLIVINGDOC_WORKSPACE_ROOT: '',
+    };
+    expect(config(['serve'], env)).toMatchObject({
+      store: { kind: 'embedded', prefix: 'slivingdoc' },
+      commitRetries: 8,
+      writable: [],
+      workspaceRoot: undefined,
+    });
+  });
+
+  it('the last occurrence of a scalar flag wins', () => {
+    expect(config(['serve', '--prefix', 'a', '--prefix=b'])).toMatchObject({
+      store: { prefix: 'b' },
+    });
+    expect(
+      config(['serve', '--retained-checkpoints=5', '--retained-checkpoints', '0']),
+    ).toMatchObject({ retainedCheckpoints: 0 });
+  });
+
+  it('--prefix= selects the bucket root; an empty SLIVINGDOC_PREFIX does not', () => {
+    expect(config(['serve', '--prefix='])).toMatchObject({ store: { prefix: '' } });
+    expect(config(['serve'], { SLIVINGDOC_PREFIX: '' })).toMatchObject({
+      store: { prefix: 'slivingdoc' },
+    });
+  });
+
+  it('list flags are repeatable, :-separated, and replace the environment list entirely', () => {
+    const env = { SLIVINGDOC_WRITABLE: 'a:b', SLIVINGDOC_READ_ONLY: 'docs' };
+    expect(config(['serve'], env)).toMatchObject({ writable: ['a', 'b'], readOnly: ['docs'] });
+    expect(config(['serve', '--writable', 'c', '--writable=d:e'], env)).toMatchObject({
+      writable: ['c', 'd', 'e'],
+      readOnly: ['docs'],
+    });
+  });
+
+  it('the workspace and private roots come from the environment and resolve ~/ and relatives', () => {
+    const env = { SLIVINGDOC_WORKSPACE_ROOT: '~/w', SLIVINGDOC_PRIVATE_ROOT: 'priv' };
+    expect(config(['serve'], env)).toMatchObject({
+      workspaceRoot: '/home/u/w',
+      privateRoot: '/work/cwd/priv',
+    });
+    expect(config(['pull', '/home/u/w/x', '--workspace-root', '/home/u/w'])).toMatchObject({
+      workspaceRoot: '/home/u/w',
+    });
+  });
+});
+
+describe('bad values: one refusal each, exit 2', () => {
+  it.each([
+    [['--bucket', 'Bad_Bucket'], /--bucket: "Bad_Bucket" is not a valid bucket name/],
+    [['--bucket', 'ab'], /not a valid bucket name/],
+    [['--bucket', 'a..b'], /not a valid bucket name/],
+    [['--prefix', '/lead'], /--prefix: "\/lead" starts or ends with \//],
+    [['--prefix', 'trail/'], /starts or ends with/],
+    [['--prefix', 'a//b'], /empty, \. or \.\. segment/],
+    [['--prefix', 'a/../b'], /empty, \. or \.\. segment/],
+    [['--prefix', 'a\\b'], /backslash/],
+    [['--prefix', 'a\tb'], /control character/],
+    [['--bucket=b1b', '--region', 'us east'], /--region: "us east" is not a valid region/],
+    [['--bucket=b1b', '--endpoint', 'ftp://h'], /--endpoint: the scheme must be http or https/],
+    [['--bucket=b1b', '--endpoint', 'localhost:9000/x'], /--endpoint: the scheme must be/],
+    [['--bucket=b1b', '--endpoint', 'not a url'], /--endpoint: not an absolute URL/],
+    [['--bucket=b1b', '--endpoint', 'http://h/?x=1'], /query is not allowed/],
+    [['--bucket=b1b', '--endpoint', 'http://h/?'], /query is not allowed/],
+    [['--bucket=b1b', '--endpoint', 'http://h/#f'], /fragment is not allowed/],
+    [['--bucket=b1b', '--path-style', 'yes'], /--path-style: "yes" is not a boolean/],
+    [['--commit-retries', '101'], /--commit-retries: "101" is not an integer 0–100/],
+    [['--commit-retries', '-1'], /--commit-retries needs a value/],
+    [['--commit-retries', '1e2'], /is not an integer/],
+    [['--commit-retries', ' 5'], /is not an integer/],
+    [['--checkpoint-packs', '0'], /--checkpoint-packs: "0" is not an integer at least 1/],
+    [['--checkpoint-packs', '99999999999999999999'], /is not an integer at least 1/],
+    [['--retained-checkpoints', '65'], /is not an integer 0–64/],
+    [['--writable', 'a::b'], /--writable: "a::b" has an empty list item/],
+    [['--read-only', ':a'], /--read-only: ":a" has an empty list item/],
+    [['--store-dir', 'a\u0000b'], /--store-dir: the path contains U\+0000/],
+  ])('serve %j', (argv, reason) => {
+    const r = refusal(['serve', ...argv]);
+    expect(r).toMatchObject({ what: expect.stringMatching(/usage|configuration/), exitCode: 2 });
+    expect(r.reason).toMatch(reason);
+  });
+
+  it.each([
+    'bucket',
+    'region',
+    'endpoint',
+    'path-style',
+    'store-dir',
+    'workspace-root',
+    'private-root',
+    'writable',
+    'read-only',
+    'commit-retries',
+    'checkpoint-packs',
+    'retained-checkpoints',
+  ])('an empty --%s is an error', (flag) => {
+    const r = refusal(['serve', '--bucket=b1b', `--${flag}=`]);
+    expect(r).toMatchObject({ what: 'configuration', reason: `--${flag}: empty value` });
+  });
+
+  it('an empty -m is an error too', () => {
+    expect(refusal(['commit', 'nb', '-m', ''])).toMatchObject({ reason: '-m: empty value' });
+  });
+
+  it.each([
+    ['SLIVINGDOC_COMMIT_RETRIES', 'x', /SLIVINGDOC_COMMIT_RETRIES: "x" is not an integer/],
+    ['SLIVINGDOC_CHECKPOINT_PACKS', '0', /SLIVINGDOC_CHECKPOINT_PACKS: "0"/],
+    ['SLIVINGDOC_RETAINED_CHECKPOINTS', '100', /SLIVINGDOC_RETAINED_CHECKPOINTS/],
+    ['SLIVINGDOC_WRITABLE', 'a:', /SLIVINGDOC_WRITABLE: "a:" has an empty list item/],
+    ['SLIVINGDOC_READ_ONLY', 'a::b', /SLIVINGDOC_READ_ONLY/],
+    ['SLIVINGDOC_PREFIX', '/x', /SLIVINGDOC_PREFIX/],
+    ['SLIVINGDOC_BUCKET', 'UPPER', /SLIVINGDOC_BUCKET: "UPPER" is not a valid bucket name/],
+  ])('a bad %s is refused and named', (name, value, reason) => {
+    expect(refusal(['serve'], { [name]: value }).reason).toMatch(reason);
+  });
+});
+
+describe('S3 settings', () => {
+  it('a bucket selects S3; path style follows the endpoint unless set', () => {
+    expect(s3([])).toEqual({
+      kind: 's3',
+      bucket: 'notes',
+      prefix: 'slivingdoc',
+      region: undefined,
+      endpoint: undefined,
+      pathStyle: false,
+    });
+    expect(s3(['--endpoint', 'http://127.0.0.1:7480'])).toMatchObject({ pathStyle: true });
+    expect(s3(['--endpoint', 'http://h', '--path-style', 'false'])).toMatchObject({
+      pathStyle: false,
+    });
+    expect(s3(['--path-style=1'])).toMatchObject({ pathStyle: true });
+    expect(s3([], { SLIVINGDOC_PATH_STYLE: '0', AWS_ENDPOINT_URL: 'http://h' })).toMatchObject({
+      pathStyle: false,
+    });
+  });
+
+  it('the bucket may come from the environment', () => {
+    expect(config(['serve'], { SLIVINGDOC_BUCKET: 'envbucket' }).store).toMatchObject({
+      kind: 's3',
+      bucket: 'envbucket',
+    });
+  });
+
+  it('endpoint resolution: flag, then AWS_ENDPOINT_URL_S3, then AWS_ENDPOINT_URL', () => {
+    const env = { AWS_ENDPOINT_URL_S3: 'http://s3only', AWS_ENDPOINT_URL: 'http://generic' };
+    expect(s3(['--endpoint', 'http://flag'], env).endpoint).toBe('http://flag');
+    expect(s3([], env).endpoint).toBe('http://s3only');
+    expect(s3([], { AWS_ENDPOINT_URL: 'http://generic' }).endpoint).toBe('http://generic');
+    expect(s3([], { AWS_ENDPOINT_URL_S3: '', AWS_ENDPOINT_URL: 'http://g' }).endpoint).toBe(
+      'http://g',
+    );
+  });
+
+  it.each([
+    ['HTTP://LocalHost:7480/', 'http://localhost:7480'],
+    ['https://S3.Example.COM', 'https://s3.example.com'],
+    ['http://h:80/', 'http://h'],
+    ['http://h/Base/Path//', 'http://h/Base/Path'],
+    ['http://[::1]:9000', 'http://[::1]:9000'],
+  ])('endpoint %s is normalised to %s', (raw, normalised) => {
+    expect(s3(['--endpoint', raw]).endpoint).toBe(normalised);
+  });
+
+  it('an endpoint with user info is refused without echoing the secret', () => {
+    for (const endpoint of ['http://AKIAEXAMPLE:s3cr3t@host:9000', 'http://tok3n@host']) {
+      const viaFlag = refusal(['serve', '--bucket=b1b', '--endpoint', endpoint]);
+      const viaEnv = refusal(['serve', '--bucket=b1b'], { AWS_ENDPOINT_URL_S3: endpoint });
+      for (const r of [viaFlag, viaEnv]) {
+        expect(r.what).toBe('configuration');
+        expect(r.reason).toMatch(/user info is not allowed/);
+        expect(r.reason).not.toMatch(/s3cr3t|AKIA|tok3n|host/);
+      }
+    }
+  });
+
+  it('region: flag, then AWS_REGION, else left to the SDK', () => {
+    expect(s3(['--region', 'eu-west-1'], { AWS_REGION: 'us-west-2' }).region).toBe('eu-west-1');
+    expect(s3([], { AWS_REGION: 'us-west-2' }).region).toBe('us-west-2');
+    expect(s3([]).region).toBeUndefined();
+  });
+
+  it.each([
+    ['--region', 'eu-west-1'],
+    ['--endpoint', 'http://h'],
+    ['--path-style', 'true'],
+  ])('%s without a bucket is an error', (flag, value) => {
+    expect(refusal(['serve', flag, value])).toMatchObject({
+      what: 'configuration',
+      reason: `${flag} needs a bucket (--bucket)`,
+    });
+  });
+
+  it('S3-only environment variables are ignored without a bucket, even when invalid', () => {
+    const env = {
+      AWS_REGION: 'bad region',
+      AWS_ENDPOINT_URL_S3: 'ftp://x',
+      AWS_ENDPOINT_URL: 'http://u:p@h',
+      SLIVINGDOC_PATH_STYLE: 'maybe',
+    };
+    expect(config(['serve'], env).store.kind).toBe('embedded');
+  });
+
+  it('--store-dir with a bucket is refused; SLIVINGDOC_STORE_DIR is then ignored', () => {
+    expect(refusal(['serve', '--bucket=b1b', '--store-dir', '/s']).reason).toMatch(
+      /--store-dir applies only to the embedded store/,
+    );
+    expect(config(['serve', '--bucket=b1b'], { SLIVINGDOC_STORE_DIR: '/s' }).store.kind).toBe('s3');
+  });
+
+  it('an invalid S3 environment variable is refused when a bucket is set', () => {
+    expect(refusal(['serve', '--bucket=b1b'], { AWS_ENDPOINT_URL: 'ftp://h' }).reason).toMatch(
+      /^AWS_ENDPOINT_URL: the scheme/,
+    );
+    expect(refusal(['serve', '--bucket=b1b'], { SLIVINGDOC_PATH_STYLE: 'on' }).reason).toMatch(
+      /^SLIVINGDOC_PATH_STYLE: "on" is not a boolean/,
+    );
+  });
+});
+
+describe('overlapping directories', () => {
+  it.each([
+    [['pull', '/w', '--private-root', '/w/p'], /private root and the workspace root overlap/],
+    [['pull', '/w/nb', '--private-root', '/w'], /private root and the workspace root overlap/],
+    [['pull', '/w', '--private-root', '/w'], /private root and the workspace root overlap/],
+    [['serve', '--workspace-root=/w', '--private-root=/w/.p'], /private root and the workspace/],
+    [['pull', '/home/u'], /private root and the workspace root overlap/],
+    [
+      ['pull', '/w', '--store-dir', '/w/s', '--private-root=/p'],
+      /store directory and the workspace/,
+    ],
+    [['pull', '/home/u/.local', '--private-root=/p'], /store directory and the workspace root/],
+  ])('%j is refused', (argv, reason) => {
+    expect(refusal(argv)).toMatchObject({
+      what: 'configuration',
+      reason: expect.stringMatching(reason),
+    });
+  });
+
+  it('a sibling whose name starts with the root is not inside it', () => {
+    expect(
+      config(['pull', '/w', '--private-root', '/w-private', '--store-dir=/w..s']),
+    ).toMatchObject({
+      privateRoot: '/w-private',
+    });
+  });
+
+  it('with a bucket the store directory does not matter', () => {
+    expect(config(['pull', '/home/u/.local', '--bucket=b1b', '--private-root=/p']).store.kind).toBe(
+      's3',
+    );
+  });
+});
+
+describe('the refusal shape', () => {
+  it('is what the CLI renders: what, reason, exit code', () => {
+    const r: Invocation | Refusal = parse(['serve', '--commit-retries=x']);
+    expect(r).toEqual({
+      kind: 'refusal',
+      what: 'configuration',
+      reason: '--commit-retries: "x" is not an integer 0–100',
+      exitCode: 2,
+    });
+  });
+});
