@@ -1,0 +1,121 @@
+import type { PathSets } from '@slivingdoc/envelope';
+import { PathSetError } from './errors';
+import { checkNotebookPath, compareUtf8 } from './notebook-path';
+
+/**
+ * The configured writable/read-only sets (SPEC §5) and every text that advertises them
+ * (SPEC §2): built here, in one place, so the four surfaces cannot disagree.
+ */
+export interface PathPolicy {
+  /** The normalised, deduplicated, UTF-8-byte-sorted sets. */
+  readonly sets: PathSets;
+  /** Whether `notes_commit` may change `path` (a notebook path). */
+  isWritable(path: string): boolean;
+  /** Appended to both tool descriptions: `''`, or one space and the path-set sentences. */
+  descriptionSuffix(): string;
+  /** Appended to the server instructions: the same text as {@link descriptionSuffix}. */
+  instructionsSuffix(): string;
+  /** Appended to the success text item: `''`, or ` (writable: …)` and its variants. */
+  textSuffix(): string;
+  /** The candid error text's closing lines: `writable: …` / `read-only: …` per configured set. */
+  candidLines(): string[];
+}
+
+/**
+ * Validates and normalises the sets (SPEC §5): NFC, no `.` segments or `./`, no trailing or
+ * repeated `/`, the path rules of SPEC §4, deduplicated, sorted by UTF-8 bytes. Throws
+ * {@link PathSetError} for an invalid entry or an entry in both sets (a startup error).
+ */
+export function createPathPolicy(init: { writable: string[]; readOnly: string[] }): PathPolicy {
+  const writable = normaliseSet(init.writable);
+  const readOnly = normaliseSet(init.readOnly);
+  const both = writable.find((entry) => readOnly.includes(entry));
+  if (both !== undefined) {
+    throw new PathSetError(both, `"${both}" is in both the writable and the read-only set.`);
+  }
+  const sets: PathSets = { readOnly, writable };
+  const sentences = pathSetSentences(sets);
+  return {
+    sets,
+    isWritable: (path) => isWritable(sets, path.normalize('NFC')),
+    descriptionSuffix: () => sentences,
+    instructionsSuffix: () => sentences,
+    textSuffix: () => textSuffix(sets),
+    candidLines: () => candidLines(sets),
+  };
+}
+
+function normaliseSet(entries: string[]): string[] {
+  const normalised = entries.map(normaliseEntry);
+  return [...new Set(normalised)].sort(compareUtf8);
+}
+
+function normaliseEntry(raw: string): string {
+  const segments = raw
+    .normalize('NFC')
+    .split('/')
+    .filter((segment) => segment !== '' && segment !== '.');
+  const entry = segments.join('/');
+  if (entry === '' || raw.startsWith('/')) {
+    throw new PathSetError(raw, `"${raw}" is not a notebook-relative path.`);
+  }
+  const reason = checkNotebookPath(entry);
+  if (reason) throw new PathSetError(raw, `"${raw}" breaks the notebook path rules (${reason}).`);
+  return entry;
+}
+
+/** The length of `entry` when it equals `path` or is a segment-wise prefix of it, else -1. */
+function matchLength(entry: string, path: string): number {
+  return path === entry || path.startsWith(`${entry}/`) ? entry.length : -1;
+}
+
+function longestMatch(entries: string[], path: string): number {
+  return Math.max(-1, ...entries.map((entry) => matchLength(entry, path)));
+}
+
+function isWritable(sets: PathSets, path: string): boolean {
+  const writable = longestMatch(sets.writable, path);
+  const readOnly = longestMatch(sets.readOnly, path);
+  if (sets.writable.length === 0) return readOnly < 0;
+  if (sets.readOnly.length === 0) return writable >= 0;
+  // Both configured: the longest matching entry decides; matching neither is read-only.
+  // Entries never appear in both sets, so two matches never have the same length.
+  return writable > readOnly;
+}
+
+function pathSetSentences(sets: PathSets): string {
+  const sentences: string[] = [];
+  if (sets.writable.length > 0) {
+    sentences.push(
+      `Writable paths: ${sets.writable.join(', ')}. notes_commit refuses any change elsewhere, resets those files, and reports READ_ONLY_PATH; write only under them.`,
+    );
+  }
+  if (sets.readOnly.length > 0) {
+    const rule =
+      sets.writable.length > 0
+        ? 'where the two sets nest, the longest matching entry decides.'
+        : 'write elsewhere.';
+    sentences.push(
+      `Read-only paths: ${sets.readOnly.join(', ')}. notes_commit refuses any change there, resets those files, and reports READ_ONLY_PATH; ${rule}`,
+    );
+  }
+  return sentences.map((sentence) => ` ${sentence}`).join('');
+}
+
+function textSuffix(sets: PathSets): string {
+  const writable = sets.writable.join(', ');
+  const readOnly = sets.readOnly.join(', ');
+  if (writable && readOnly) {
+    return ` (writable: ${writable}; read-only: ${readOnly}; longest match decides)`;
+  }
+  if (writable) return ` (writable: ${writable})`;
+  if (readOnly) return ` (read-only: ${readOnly})`;
+  return '';
+}
+
+function candidLines(sets: PathSets): string[] {
+  const lines: string[] = [];
+  if (sets.writable.length > 0) lines.push(`writable: ${sets.writable.join(', ')}`);
+  if (sets.readOnly.length > 0) lines.push(`read-only: ${sets.readOnly.join(', ')}`);
+  return lines;
+}
