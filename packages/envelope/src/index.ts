@@ -1,1 +1,43 @@
-export type { FileStat, LineRange, PathSets, SuccessResult } from './results';
+export { type BuildSuccessInit, buildError, buildSuccess, normaliseRanges } from './build';
+export {
+  ACTIONS,
+  type Action,
+  CATALOGUE,
+  type CodeSpec,
+  catalogueEntries,
+  ENGINE_DETAILS,
+  type EngineDetail,
+  ERROR_CODES,
+  type ErrorCode,
+  FILE_REASONS,
+  type FileReason,
+  RECOVERY_STAGES,
+  type Reason,
+  type ReasonOf,
+  type ReasonSpec,
+  type RecoveryStage,
+  reasonSpec,
+} from './catalogue';
+export { diffstatTrailer, renderCliError, renderCliSuccess, useColor } from './cli';
+export { isDiagnosticId, newDiagnosticId } from './diagnostic-id';
+export { DomainError, type DomainErrorInit, isDomainError } from './domain-error';
+export { engineDetailFor, internalError } from './engine-detail';
+export { renderErrorsMarkdown } from './errors-doc';
+export { compareUtf8 } from './order';
+export {
+  candidSetLines,
+  pathSetSentences,
+  successSuffix,
+  withPathSetSentences,
+} from './path-set-text';
+export type {
+  ErrorResult,
+  FileIssue,
+  FileStat,
+  LineRange,
+  PathSets,
+  RecoveryReport,
+  SuccessResult,
+} from './results';
+export { createScrubber, PRIVATE_ROOT, REDACTED, type Scrubber, SECRET_ENV_VARS } from './scrubber';
+export { candidText, successText } from './text';

@@ -1,3 +1,12 @@
+import type {
+  Action,
+  EngineDetail,
+  ErrorCode,
+  FileReason,
+  Reason,
+  RecoveryStage,
+} from './catalogue';
+
 /** One-based inclusive line range of a marker block in a materialised file. */
 export interface LineRange {
   start: number;
@@ -26,6 +35,35 @@ export interface SuccessResult {
   insertions: number;
   deletions: number;
   files: FileStat[];
+  readOnly: string[];
+  writable: string[];
+}
+
+/** One affected file of an error: its own reason and its marker ranges (maybe empty). */
+export interface FileIssue {
+  path: string;
+  reason: FileReason;
+  ranges: LineRange[];
+}
+
+/** What a RECOVERY_FAILURE's repair found and did (SPEC §10). */
+export interface RecoveryReport {
+  stage: RecoveryStage;
+  remoteAccepted: 'yes' | 'no' | 'unknown';
+  resynchronized: boolean;
+}
+
+/** The structured object of a domain error, in the page's field order. */
+export interface ErrorResult {
+  code: ErrorCode;
+  reason: Reason;
+  action: Action;
+  diagnosticId: string;
+  retryable: boolean;
+  message: string;
+  detail?: EngineDetail;
+  files: FileIssue[];
+  recovery?: RecoveryReport;
   readOnly: string[];
   writable: string[];
 }
