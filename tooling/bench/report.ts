@@ -1,0 +1,101 @@
+import type { LatencySummary } from './stats';
+
+/** Who did the work: slivingdoc over MCP stdio, slivingdoc in-process, or the git baseline. */
+export type System = 'slivingdoc-mcp' | 'slivingdoc-engine' | 'git';
+/** Where the shared state lived. git's bare repository is always on local disk. */
+export type StoreKind = 'embedded' | 's3' | 'local-disk';
+export type LoadScenario = 'distributed' | 'burst' | 'saturation';
+
+/** What one load run (scenarios 1–3 and their git baseline) measured. */
+export interface LoadMetrics {
+  writers: number;
+  /** Offered commits per second (distributed only; closed loops offer as much as they can). */
+  offeredPerSecond?: number;
+  attempted: number;
+  accepted: number;
+  remoteBusy: number;
+  /** Any other outcome, by `CODE·REASON` (or git's exit description). */
+  failed: number;
+  failures: Record<string, number>;
+  commitsPerSecond: number;
+  /** Compare-and-swap attempts (git: push attempts) per accepted commit, when countable. */
+  casAttemptsPerCommit?: number;
+  latency?: LatencySummary;
+  durationMs: number;
+}
+
+export interface LoadResult {
+  scenario: LoadScenario;
+  system: System;
+  store: StoreKind;
+  metrics: LoadMetrics;
+}
+
+/** Scenario 4: cold pull of a large checkpointed notebook, warm pull of one increment, no-op pull. */
+export interface PullResult {
+  scenario: 'pull';
+  system: System;
+  store: StoreKind;
+  files: number;
+  cold: LatencySummary;
+  warm: LatencySummary;
+  noop: LatencySummary;
+}
+
+/** Scenario 5: commit latency of one changed file in a notebook of `files` files. */
+export interface ScaleResult {
+  scenario: 'scale';
+  system: System;
+  store: StoreKind;
+  files: number;
+  latency: LatencySummary;
+}
+
+/** The store's own compare-and-swap (read `current`, replace it if unchanged), no engine at all. */
+export interface RawCasResult {
+  store: StoreKind;
+  writers: number;
+  casPerSecond: number;
+  /** One successful read-then-replace, as seen by one writer. */
+  roundTrip: LatencySummary;
+  lost: number;
+}
+
+/** One target of the issue, measured in this run. */
+export interface TargetCheck {
+  id: string;
+  description: string;
+  value: number | undefined;
+  threshold: number;
+  /** `>=` or `<=` the threshold passes. */
+  direction: '>=' | '<=';
+  met: boolean | undefined;
+}
+
+/** A scenario that could not run at all (its error, so the report says so instead of hiding it). */
+export interface ScenarioError {
+  scenario: string;
+  system: System;
+  store: StoreKind;
+  message: string;
+}
+
+/** Everything one `pnpm bench` run wrote to bench-results/latest.json. */
+export interface BenchReport {
+  version: 1;
+  mode: 'full' | 'quick';
+  startedAt: string;
+  finishedAt: string;
+  machine: { cpus: number; cpuModel: string; memoryGiB: number; node: string; git: string };
+  load: LoadResult[];
+  pull: PullResult[];
+  scale: ScaleResult[];
+  rawCas: RawCasResult[];
+  targets: TargetCheck[];
+  errors: ScenarioError[];
+}
+
+/** A short label for a system on a store, used by the table and the chart. */
+export function label(system: System, store: StoreKind): string {
+  return system === 'git' ? 'git (bare repo)' : `${system.replace('slivingdoc-', '')} · ${store}`;
+}

@@ -1,0 +1,131 @@
+import { type BenchReport, label } from './report';
+import type { LatencySummary } from './stats';
+
+/** Formats a number for a table cell: integers plainly, small values with two decimals. */
+export function formatNumber(value: number | undefined, digits = 1): string {
+  if (value === undefined || Number.isNaN(value)) return '–';
+  if (Number.isInteger(value)) return String(value);
+  return value.toFixed(Math.abs(value) < 10 ? Math.max(digits, 2) : digits);
+}
+
+/** Renders rows as a left-aligned text table with a header rule. */
+export function renderColumns(header: string[], rows: string[][]): string {
+  const widths = header.map((cell, i) =>
+    Math.max(cell.length, ...rows.map((r) => (r[i] ?? '').length)),
+  );
+  const line = (cells: string[]) =>
+    cells
+      .map((cell, i) => cell.padEnd(widths[i]!))
+      .join('  ')
+      .trimEnd();
+  return [line(header), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n');
+}
+
+const ms = (s: LatencySummary | undefined, key: keyof LatencySummary) => formatNumber(s?.[key], 0);
+
+/** The one table `pnpm bench` prints: every scenario, slivingdoc beside git. */
+export function renderReport(report: BenchReport): string {
+  const sections: string[] = [];
+  sections.push(
+    `slivingdoc benchmarks (${report.mode} mode) · ${report.machine.cpus} cores ${report.machine.cpuModel} · node ${report.machine.node} · ${report.machine.git}`,
+  );
+  sections.push(
+    renderColumns(
+      [
+        'scenario',
+        'system · store',
+        'writers',
+        'accepted',
+        'busy',
+        'failed',
+        'commits/s',
+        'CAS/commit',
+        'p50 ms',
+        'p90 ms',
+        'p99 ms',
+      ],
+      report.load.map((r) => [
+        r.scenario,
+        label(r.system, r.store),
+        String(r.metrics.writers),
+        `${r.metrics.accepted}/${r.metrics.attempted}`,
+        String(r.metrics.remoteBusy),
+        String(r.metrics.failed),
+        formatNumber(r.metrics.commitsPerSecond),
+        formatNumber(r.metrics.casAttemptsPerCommit),
+        ms(r.metrics.latency, 'p50'),
+        ms(r.metrics.latency, 'p90'),
+        ms(r.metrics.latency, 'p99'),
+      ]),
+    ),
+  );
+  if (report.rawCas.length > 0) {
+    sections.push(
+      renderColumns(
+        ['raw compare-and-swap', 'writers', 'CAS/s', 'lost', 'round trip p50 ms', 'p99 ms'],
+        report.rawCas.map((r) => [
+          r.store,
+          String(r.writers),
+          formatNumber(r.casPerSecond),
+          String(r.lost),
+          formatNumber(r.roundTrip.p50, 2),
+          formatNumber(r.roundTrip.p99, 2),
+        ]),
+      ),
+    );
+  }
+  if (report.pull.length > 0) {
+    sections.push(
+      renderColumns(
+        [
+          'pull',
+          'system · store',
+          'files',
+          'cold p50 ms',
+          'warm p50 ms',
+          'no-op p50 ms',
+          'warm/no-op',
+        ],
+        report.pull.map((r) => [
+          'pull',
+          label(r.system, r.store),
+          String(r.files),
+          ms(r.cold, 'p50'),
+          ms(r.warm, 'p50'),
+          ms(r.noop, 'p50'),
+          formatNumber(r.warm.p50 / r.noop.p50, 2),
+        ]),
+      ),
+    );
+  }
+  if (report.scale.length > 0) {
+    sections.push(
+      renderColumns(
+        ['scale', 'system · store', 'files', 'commit p50 ms', 'p90 ms', 'max ms'],
+        report.scale.map((r) => [
+          'scale',
+          label(r.system, r.store),
+          String(r.files),
+          ms(r.latency, 'p50'),
+          ms(r.latency, 'p90'),
+          ms(r.latency, 'max'),
+        ]),
+      ),
+    );
+  }
+  sections.push(
+    renderColumns(
+      ['target', 'measured', 'needed', 'met'],
+      report.targets.map((t) => [
+        t.description,
+        formatNumber(t.value, 2),
+        `${t.direction} ${t.threshold}`,
+        t.met === undefined ? 'not measured' : t.met ? 'yes' : 'NO',
+      ]),
+    ),
+  );
+  for (const e of report.errors) {
+    sections.push(`could not run: ${e.scenario} · ${label(e.system, e.store)}: ${e.message}`);
+  }
+  return `${sections.join('\n\n')}\n`;
+}

@@ -1,0 +1,98 @@
+import type { BenchReport, StoreKind, System, TargetCheck } from './report';
+
+type Measured = Pick<BenchReport, 'load' | 'pull' | 'scale' | 'rawCas'>;
+
+/** The system whose figures the issue's targets are about: real processes over MCP stdio. */
+const PRODUCT: System = 'slivingdoc-mcp';
+
+function check(
+  id: string,
+  description: string,
+  value: number | undefined,
+  direction: '>=' | '<=',
+  threshold: number,
+): TargetCheck {
+  const met =
+    value === undefined ? undefined : direction === '>=' ? value >= threshold : value <= threshold;
+  return { id, description, value, threshold, direction, met };
+}
+
+function burstAccepted(m: Measured, store: StoreKind): number | undefined {
+  return m.load.find((r) => r.scenario === 'burst' && r.system === PRODUCT && r.store === store)
+    ?.metrics.accepted;
+}
+
+function saturationRate(m: Measured, writers: number): number | undefined {
+  return m.load.find(
+    (r) =>
+      r.scenario === 'saturation' &&
+      r.system === PRODUCT &&
+      r.store === 'embedded' &&
+      r.metrics.writers === writers,
+  )?.metrics.commitsPerSecond;
+}
+
+/** The raw ceiling: the best compare-and-swap rate the embedded store reached at any concurrency. */
+function rawCeiling(m: Measured): number | undefined {
+  const rates = m.rawCas.filter((r) => r.store === 'embedded').map((r) => r.casPerSecond);
+  return rates.length > 0 ? Math.max(...rates) : undefined;
+}
+
+function scaleRatio(m: Measured): number | undefined {
+  const rows = m.scale
+    .filter((r) => r.system === PRODUCT && r.store === 'embedded')
+    .sort((a, b) => a.files - b.files);
+  if (rows.length < 2) return undefined;
+  return rows[rows.length - 1]!.latency.p50 / rows[0]!.latency.p50;
+}
+
+function warmPullRatio(m: Measured): number | undefined {
+  const row = m.pull.find((r) => r.system === PRODUCT && r.store === 'embedded');
+  return row ? row.warm.p50 / row.noop.p50 : undefined;
+}
+
+/** Evaluates the issue's targets on one run's figures (ratios from the same run). */
+export function evaluateTargets(m: Measured): TargetCheck[] {
+  const rate16 = saturationRate(m, 16);
+  const ceiling = rawCeiling(m);
+  const scale = m.scale.filter((r) => r.system === PRODUCT && r.store === 'embedded');
+  const sizes = scale.map((r) => r.files).sort((a, b) => a - b);
+  return [
+    check(
+      'burst-embedded',
+      'burst of 100 on the embedded store: accepted commits',
+      burstAccepted(m, 'embedded'),
+      '>=',
+      97,
+    ),
+    check(
+      'burst-s3',
+      'burst of 100 on the S3 server: accepted commits',
+      burstAccepted(m, 's3'),
+      '>=',
+      97,
+    ),
+    check('saturation-16', 'saturation, 16 writers, embedded: commits/s', rate16, '>=', 50),
+    check(
+      'saturation-16-share',
+      'saturation, 16 writers, embedded: share of the raw compare-and-swap ceiling',
+      rate16 !== undefined && ceiling ? rate16 / ceiling : undefined,
+      '>=',
+      0.5,
+    ),
+    check(
+      'scale-ratio',
+      `commit latency p50 at ${sizes.at(-1) ?? '?'} files / at ${sizes[0] ?? '?'} files (embedded)`,
+      scaleRatio(m),
+      '<=',
+      3,
+    ),
+    check(
+      'warm-pull-ratio',
+      'warm pull of one increment p50 / no-op pull p50 (embedded)',
+      warmPullRatio(m),
+      '<=',
+      2,
+    ),
+  ];
+}
