@@ -1,0 +1,73 @@
+import { CommitFormatError } from './errors';
+import { isOid, type Oid } from './objectFormat';
+
+/** A commit as the notebook uses it: one tree, zero or one parent, exact message bytes. */
+export interface CommitData {
+  tree: Oid;
+  parent?: Oid;
+  /** The caller's message, byte for byte. */
+  message: Uint8Array;
+  /** Commit time: UTC, whole seconds since the epoch. */
+  time: number;
+}
+
+/** Author and committer of every commit (SPEC §9). */
+export const IDENTITY = 'slivingdoc <slivingdoc@localhost>';
+
+/**
+ * Serialises a commit object. Written by hand because isomorphic-git's commit writers normalise
+ * newlines in the message (SPEC §6); the message bytes follow the blank line unchanged.
+ */
+export function encodeCommit(commit: CommitData): Uint8Array {
+  if (!isOid(commit.tree) || (commit.parent !== undefined && !isOid(commit.parent))) {
+    throw new CommitFormatError('commit tree and parent must be object ids');
+  }
+  if (!Number.isSafeInteger(commit.time) || commit.time < 0) {
+    throw new CommitFormatError('commit time must be whole seconds since the epoch');
+  }
+  const stamp = `${IDENTITY} ${commit.time} +0000`;
+  const header =
+    `tree ${commit.tree}\n` +
+    (commit.parent ? `parent ${commit.parent}\n` : '') +
+    `author ${stamp}\ncommitter ${stamp}\n\n`;
+  return Buffer.concat([Buffer.from(header, 'utf8'), commit.message]);
+}
+
+/**
+ * Parses a commit object: `tree`, at most one `parent`, the committer time, and the message
+ * bytes after the first blank line exactly. Other headers (a foreign writer's `gpgsig`,
+ * `encoding`) are tolerated and ignored.
+ */
+export function decodeCommit(content: Uint8Array): CommitData {
+  const bytes = Buffer.from(content.buffer, content.byteOffset, content.byteLength);
+  const end = bytes.indexOf('\n\n');
+  if (end < 0) throw new CommitFormatError('commit has no message separator');
+  const lines = bytes.toString('utf8', 0, end).split('\n');
+  let tree: string | undefined;
+  let parent: string | undefined;
+  let time: number | undefined;
+  for (const line of lines) {
+    if (line.startsWith('tree ')) {
+      if (tree !== undefined) throw new CommitFormatError('commit has two trees');
+      tree = line.slice(5);
+    } else if (line.startsWith('parent ')) {
+      if (parent !== undefined) throw new CommitFormatError('commit has more than one parent');
+      parent = line.slice(7);
+    } else if (line.startsWith('committer ')) {
+      const match = / (\d+) [+-]\d{4}$/.exec(line);
+      if (!match) throw new CommitFormatError('commit has a malformed committer line');
+      time = Number(match[1]);
+    }
+  }
+  if (
+    tree === undefined ||
+    !isOid(tree) ||
+    (parent !== undefined && !isOid(parent)) ||
+    time === undefined
+  ) {
+    throw new CommitFormatError('commit lacks a valid tree, parent or committer');
+  }
+  const commit: CommitData = { tree, message: new Uint8Array(bytes.subarray(end + 2)), time };
+  if (parent !== undefined) commit.parent = parent;
+  return commit;
+}

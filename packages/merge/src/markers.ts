@@ -1,0 +1,36 @@
+import { splitLines, toByteString } from './lines';
+import { CLOSE_MARKER, type LineRange, OPEN_MARKER, SEPARATOR_MARKER } from './textMerge';
+
+/** The line's text without its LF or CRLF terminator (a lone CR stays part of the text). */
+function lineText(line: string): string {
+  if (line.endsWith('\r\n')) return line.slice(0, -2);
+  if (line.endsWith('\n')) return line.slice(0, -1);
+  return line;
+}
+
+/**
+ * Complete marker blocks of SPEC §6, one-based inclusive from the `<<<<<<< local` line to the
+ * `>>>>>>> remote` line. A block needs the three exact marker lines in order (LF, CRLF, or the
+ * end of the content as terminator). Blocks do not nest: an opener inside an open block is
+ * ordinary content, and a closer with no separator since the opener does not close it.
+ */
+export function findMarkerBlocks(content: Uint8Array): LineRange[] {
+  const blocks: LineRange[] = [];
+  let openedAt = 0;
+  let separated = false;
+  const lines = splitLines(toByteString(content));
+  for (let index = 0; index < lines.length; index++) {
+    const text = lineText(lines[index] as string);
+    const number = index + 1;
+    if (openedAt === 0) {
+      if (text === OPEN_MARKER) openedAt = number;
+    } else if (!separated) {
+      if (text === SEPARATOR_MARKER) separated = true;
+    } else if (text === CLOSE_MARKER) {
+      blocks.push({ start: openedAt, end: number });
+      openedAt = 0;
+      separated = false;
+    }
+  }
+  return blocks;
+}

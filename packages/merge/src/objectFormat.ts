@@ -1,0 +1,24 @@
+import { createHash } from 'node:crypto';
+
+/** A git object id: 40 lowercase hex digits (SHA-1). */
+export type Oid = string;
+
+/** The object types this engine stores. Tags are never written or accepted. */
+export type ObjectType = 'blob' | 'tree' | 'commit';
+
+const OID_PATTERN = /^[0-9a-f]{40}$/;
+
+/** True when `value` is 40 lowercase hex digits. */
+export function isOid(value: string): boolean {
+  return OID_PATTERN.test(value);
+}
+
+/** Git's object id of `content` stored as `type`: SHA-1 over `<type> <size>\0<content>`. */
+export function hashObject(type: ObjectType, content: Uint8Array): Oid {
+  return createHash('sha1').update(`${type} ${content.byteLength}\0`).update(content).digest('hex');
+}
+
+/** Git's SHA-1 of a blob holding `content`, computed without storing anything. */
+export function blobOid(content: Uint8Array): Oid {
+  return hashObject('blob', content);
+}

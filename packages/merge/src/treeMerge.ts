@@ -1,0 +1,148 @@
+import { compareUtf8 } from './diffstat';
+import type { ObjectDb, TreeEntries } from './objectDb';
+import type { Oid } from './objectFormat';
+import { type LineRange, mergeText, wholeFileConflict } from './textMerge';
+
+/** Why a path did not merge cleanly (file reasons of SPEC §3). */
+export type MergeConflictReason =
+  | 'TEXT_CONFLICT'
+  | 'MODIFY_DELETE'
+  | 'FILE_DIRECTORY'
+  | 'NAME_COLLISION';
+
+/** One path that needs the caller's attention after a merge. */
+export interface MergeConflict {
+  /** For moves (FILE_DIRECTORY, NAME_COLLISION): the path where local and remote collided. */
+  path: string;
+  reason: MergeConflictReason;
+  /** Marker blocks in the written content (TEXT_CONFLICT only), one-based inclusive. */
+  ranges: LineRange[];
+}
+
+/** Inputs of {@link merge3}. */
+export interface Merge3Input {
+  /** A: the accepted baseline. */
+  base: TreeEntries;
+  /** L: the caller's files. */
+  local: TreeEntries;
+  /** R: the latest accepted remote. */
+  remote: TreeEntries;
+  /** Where content is read and merged blobs are written. */
+  db: ObjectDb;
+  /**
+   * Full Unicode case folding of a notebook path after NFC, per segment (the policy package's
+   * `foldKey`). Injected so the merge engine and the path rules share one folding table.
+   */
+  foldKey: (path: string) => string;
+}
+
+const LOCAL_SUFFIX = '~local';
+
+/**
+ * Three-way merge of whole trees by the per-path rules of SPEC §6. Paths whose oids agree are
+ * decided without reading content; only paths changed on both sides are read and merged.
+ * Results that came from the local side and collide with R's paths (file against directory, or
+ * equal under case folding) move to `<path>~local`, `~local2`, … while R keeps the path.
+ */
+export async function merge3(
+  input: Merge3Input,
+): Promise<{ result: TreeEntries; conflicts: MergeConflict[] }> {
+  const { base, local, remote, db } = input;
+  const result: TreeEntries = new Map();
+  const conflicts = new Map<string, MergeConflict>();
+  const paths = new Set<string>([...local.keys(), ...remote.keys()]);
+  for (const path of base.keys()) paths.add(path);
+  for (const path of paths) {
+    const a = base.get(path);
+    const l = local.get(path);
+    const r = remote.get(path);
+    let merged: Oid | undefined;
+    if (l === r || l === a) merged = r;
+    else if (r === a) merged = l;
+    else if (l === undefined || r === undefined) {
+      merged = l ?? r;
+      conflicts.set(path, { path, reason: 'MODIFY_DELETE', ranges: [] });
+    } else {
+      const [localBytes, remoteBytes] = [await db.readBlob(l), await db.readBlob(r)];
+      const text =
+        a === undefined
+          ? wholeFileConflict(localBytes, remoteBytes)
+          : mergeText(await db.readBlob(a), localBytes, remoteBytes);
+      merged = await db.writeBlob(text.content);
+      if (text.conflicts.length > 0)
+        conflicts.set(path, { path, reason: 'TEXT_CONFLICT', ranges: text.conflicts });
+    }
+    if (merged !== undefined) result.set(path, merged);
+  }
+  const moved = moveCollidingLocalPaths(result, remote, input.foldKey);
+  for (const [path, reason] of moved) conflicts.set(path, { path, reason, ranges: [] });
+  return { result, conflicts: [...conflicts.values()].sort((x, y) => compareUtf8(x.path, y.path)) };
+}
+
+/** Every proper directory prefix of `path` and then the path itself. */
+function prefixesOf(path: string): string[] {
+  const prefixes: string[] = [];
+  for (let at = path.indexOf('/'); at >= 0; at = path.indexOf('/', at + 1))
+    prefixes.push(path.slice(0, at));
+  prefixes.push(path);
+  return prefixes;
+}
+
+/**
+ * Moves result paths that are not R's (they came from the local side) away from R's paths they
+ * collide with, in place. Returns the collision points and their reasons.
+ */
+function moveCollidingLocalPaths(
+  result: TreeEntries,
+  remote: TreeEntries,
+  foldKey: (path: string) => string,
+): Map<string, 'FILE_DIRECTORY' | 'NAME_COLLISION'> {
+  const movable = [...result.keys()].filter((path) => !remote.has(path)).sort();
+  const collisions = new Map<string, 'FILE_DIRECTORY' | 'NAME_COLLISION'>();
+  if (movable.length === 0) return collisions;
+  // Anchors: R's paths that the result keeps. Index their files, directories and folded forms.
+  const anchorFiles = new Set<string>();
+  const anchorDirs = new Set<string>();
+  const anchorFolded = new Map<string, string>();
+  for (const path of result.keys()) {
+    if (!remote.has(path)) continue;
+    anchorFiles.add(path);
+    for (const prefix of prefixesOf(path)) {
+      if (prefix !== path) anchorDirs.add(prefix);
+      const folded = foldKey(prefix);
+      if (!anchorFolded.has(folded)) anchorFolded.set(folded, prefix);
+    }
+  }
+  const taken = (candidate: string): boolean =>
+    result.has(candidate) ||
+    anchorDirs.has(candidate) ||
+    anchorFolded.has(foldKey(candidate)) ||
+    [...result.keys()].some((path) => path.startsWith(`${candidate}/`));
+  const renames = new Map<string, string>();
+  for (const path of movable) {
+    const prefixes = prefixesOf(path);
+    let hit: { at: string; reason: 'FILE_DIRECTORY' | 'NAME_COLLISION' } | undefined;
+    for (const prefix of prefixes) {
+      const isDir = prefix !== path;
+      if (isDir ? anchorFiles.has(prefix) : anchorDirs.has(prefix))
+        hit = { at: prefix, reason: 'FILE_DIRECTORY' };
+      else {
+        const owner = anchorFolded.get(foldKey(prefix));
+        if (owner !== undefined && owner !== prefix) hit = { at: prefix, reason: 'NAME_COLLISION' };
+      }
+      if (hit) break;
+    }
+    if (!hit) continue;
+    let target = renames.get(hit.at);
+    if (target === undefined) {
+      for (let n = 1; target === undefined || taken(target); n++)
+        target = `${hit.at}${LOCAL_SUFFIX}${n === 1 ? '' : n}`;
+      renames.set(hit.at, target);
+      collisions.set(hit.at, hit.reason);
+    }
+    const oid = result.get(path) as Oid;
+    result.delete(path);
+    result.set(target + path.slice(hit.at.length), oid);
+  }
+  return collisions;
+}

@@ -1,0 +1,271 @@
+import { readdirSync, writeFileSync } from 'node:fs';
+import { afterAll, describe, expect, it } from 'vitest';
+import {
+  ClosureError,
+  createCheckpointPack,
+  createIncrementPack,
+  importPack,
+  type ObjectDb,
+  openMemoryObjectDb,
+  openObjectDb,
+  PackError,
+  verifyClosure,
+} from '../src/index';
+import { gitDbOf } from '../src/objectDb';
+import { bareRepo, git, gitOk, tempDir, utf8 } from './gitOracle';
+
+const scratch = tempDir('merge-packs-');
+afterAll(() => scratch.remove());
+let counter = 0;
+const freshDir = (): string => bareRepo(`${scratch.dir}/r${counter++}`);
+
+/** A notebook of `count` files in a few directories, committed. */
+async function notebook(
+  db: ObjectDb,
+  files: Record<string, string>,
+  parent?: string,
+): Promise<{ head: string; tree: string }> {
+  const entries = new Map<string, string>();
+  for (const [path, content] of Object.entries(files))
+    entries.set(path, await db.writeBlob(utf8(content)));
+  const tree = await db.writeTree(entries);
+  const head = await db.writeCommit(
+    parent ? { tree, parent, message: utf8('m'), time: 1 } : { tree, message: utf8('m'), time: 1 },
+  );
+  return { head, tree };
+}
+
+const FILES: Record<string, string> = {
+  'a.md': 'alpha\n',
+  'notes/b.md': 'beta\r\n',
+  'notes/deep/c.md': 'gamma',
+  'other/d.md': '',
+};
+
+/** Indexes and verifies `pack` with git; returns the oids git lists in it. */
+function gitCheckPack(pack: Uint8Array): { repo: string; oids: Set<string> } {
+  const repo = freshDir();
+  const file = `${repo}/objects/pack/test.pack`;
+  writeFileSync(file, pack);
+  gitOk(['index-pack', file], { cwd: repo });
+  const verify = gitOk(['verify-pack', '-v', file.replace(/pack$/, 'idx')], {
+    cwd: repo,
+  }).toString();
+  const oids = new Set(
+    verify
+      .split('\n')
+      .filter((line) => /^[0-9a-f]{40} (commit|tree|blob)/.test(line))
+      .map((line) => line.slice(0, 40)),
+  );
+  return { repo, oids };
+}
+
+describe('packs against canonical git', () => {
+  it('a checkpoint pack is a valid closed pack: git indexes, verifies and reads every object', async () => {
+    const db = await openObjectDb({ gitdir: freshDir() });
+    const root = await notebook(db, { 'x.md': 'old' });
+    const { head, tree } = await notebook(db, FILES, root.head);
+    const pack = await createCheckpointPack(db, { head });
+    const { repo, oids } = gitCheckPack(pack);
+    const expected = new Set([head, ...(await objectsOf(db, tree))]);
+    expect(oids).toEqual(expected);
+    // The parent is a declared shallow boundary: absent from the pack, the rest is complete.
+    expect(oids.has(root.head)).toBe(false);
+    // git names the commit whose parents are cut off in `shallow`.
+    writeFileSync(`${repo}/shallow`, `${head}\n`);
+    const walked = gitOk(['rev-list', '--objects', '--missing=error', head], {
+      cwd: repo,
+    }).toString();
+    expect(
+      new Set(
+        walked
+          .split('\n')
+          .filter(Boolean)
+          .map((line) => line.slice(0, 40)),
+      ),
+    ).toEqual(expected);
+    for (const [path, content] of Object.entries(FILES)) {
+      expect(gitOk(['cat-file', 'blob', `${tree}:${path}`], { cwd: repo }).toString()).toBe(
+        content,
+      );
+    }
+    expect(gitOk(['cat-file', 'commit', head], { cwd: repo }).toString()).toContain(
+      `parent ${root.head}\n`,
+    );
+  });
+
+  it('an increment pack holds only the new commit, changed trees and changed blobs', async () => {
+    const db = await openObjectDb({ gitdir: freshDir() });
+    const parent = await notebook(db, FILES);
+    const child = await notebook(
+      db,
+      { ...FILES, 'notes/deep/c.md': 'gamma changed', 'new.md': 'n' },
+      parent.head,
+    );
+    const pack = await createIncrementPack(db, { head: child.head, parentHead: parent.head });
+    const { oids } = gitCheckPack(pack);
+    const childTrees = await objectsOf(db, child.tree);
+    const parentTrees = await objectsOf(db, parent.tree);
+    const fresh = new Set([child.head, ...[...childTrees].filter((oid) => !parentTrees.has(oid))]);
+    expect(oids).toEqual(fresh);
+    // Root, notes, notes/deep trees + changed blob + new blob + commit.
+    expect(oids.size).toBe(6);
+  });
+
+  it('imports a pack git wrote with deltas, and the closure of its head verifies', async () => {
+    const repo = freshDir();
+    const base = 'line\n'.repeat(200);
+    const blobs = [base, `${base}extra\n`, `${base}more\n`].map((content) =>
+      gitOk(['hash-object', '-w', '--stdin'], { cwd: repo, input: content }).toString().trim(),
+    );
+    const tree = gitOk(['mktree'], {
+      cwd: repo,
+      input: blobs.map((oid, i) => `100644 blob ${oid}\tf${i}.md\n`).join(''),
+    })
+      .toString()
+      .trim();
+    const commit = gitOk(['commit-tree', tree, '-m', 'git made this'], { cwd: repo })
+      .toString()
+      .trim();
+    const pack = gitOk(['pack-objects', '--stdout', '--window=10', '--depth=5'], {
+      cwd: repo,
+      input: [commit, tree, ...blobs].join('\n'),
+    });
+    const verify = gitCheckPack(pack);
+    expect(verify.oids.size).toBe(5);
+    const db = openMemoryObjectDb();
+    await importPack(db, pack);
+    await verifyClosure(db, commit);
+    expect(Buffer.from(await db.readBlob(blobs[1] as string)).toString()).toBe(`${base}extra\n`);
+  });
+});
+
+async function objectsOf(db: ObjectDb, tree: string): Promise<Set<string>> {
+  const gitDb = gitDbOf(db);
+  const out = new Set<string>([tree]);
+  for (const entry of await gitDb.readTreeObject(tree)) {
+    if (entry.mode === '40000') for (const oid of await objectsOf(db, entry.oid)) out.add(oid);
+    else out.add(entry.oid);
+  }
+  return out;
+}
+
+describe.each([
+  ['on disk', async () => openObjectDb({ gitdir: freshDir() })],
+  ['in memory', async () => openMemoryObjectDb()],
+])('importPack and verifyClosure (%s)', (_name, open) => {
+  it('a checkpoint then an increment import into an empty database and verify', async () => {
+    const source = openMemoryObjectDb();
+    const first = await notebook(source, FILES);
+    const second = await notebook(source, { ...FILES, 'a.md': 'alpha 2\n' }, first.head);
+    const target = await open();
+    await importPack(target, await createCheckpointPack(source, { head: first.head }));
+    await verifyClosure(target, first.head);
+    await expect(verifyClosure(target, second.head)).rejects.toBeInstanceOf(ClosureError);
+    const increment = await createIncrementPack(source, {
+      head: second.head,
+      parentHead: first.head,
+    });
+    await importPack(target, increment);
+    await importPack(target, increment);
+    await verifyClosure(target, second.head);
+    expect(await target.readTree(second.tree)).toEqual(await source.readTree(second.tree));
+  });
+
+  it('refuses truncated, corrupted and non-pack bytes with PackError and stores nothing', async () => {
+    const source = openMemoryObjectDb();
+    const { head } = await notebook(source, FILES);
+    const pack = await createCheckpointPack(source, { head });
+    const target = await open();
+    const flipped = Uint8Array.from(pack);
+    flipped[40] = (flipped[40] as number) ^ 0xff;
+    const badVersion = Uint8Array.from(pack);
+    badVersion[7] = 9;
+    for (const bad of [
+      pack.subarray(0, pack.length - 1),
+      pack.subarray(0, 30),
+      flipped,
+      badVersion,
+      utf8('not a pack at all, clearly'),
+      new Uint8Array(0),
+    ]) {
+      await expect(importPack(target, bad)).rejects.toBeInstanceOf(PackError);
+      expect(await target.has(head)).toBe(false);
+    }
+  });
+
+  it('a pack missing an object fails the closure check naming the missing object', async () => {
+    const source = openMemoryObjectDb();
+    const parent = await notebook(source, FILES);
+    const child = await notebook(source, { ...FILES, 'a.md': 'changed' }, parent.head);
+    const target = await open();
+    await importPack(
+      target,
+      await createIncrementPack(source, { head: child.head, parentHead: parent.head }),
+    );
+    const error = await verifyClosure(target, child.head).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ClosureError);
+    const closure = error as ClosureError;
+    expect(closure.kind).toBe('MISSING_OBJECT');
+    // The walk cannot see below a missing tree: it names the two unchanged subtrees themselves.
+    const topSubtrees = (await gitDbOf(source).readTreeObject(parent.tree))
+      .filter((e) => e.mode === '40000')
+      .map((e) => e.oid);
+    expect(new Set(closure.missing)).toEqual(new Set(topSubtrees));
+    expect(topSubtrees).toHaveLength(2);
+  });
+
+  it('a blob that is not UTF-8 or holds U+0000 fails the closure check', async () => {
+    const db = await open();
+    const entries = new Map([
+      ['ok.md', await db.writeBlob(utf8('fine'))],
+      ['latin1.md', await db.writeBlob(Uint8Array.from([0x63, 0x61, 0x66, 0xe9]))],
+      ['nul.md', await db.writeBlob(utf8('a\0b'))],
+    ]);
+    const head = await db.writeCommit({
+      tree: await db.writeTree(entries),
+      message: utf8('m'),
+      time: 1,
+    });
+    const error = (await verifyClosure(db, head).catch((e: unknown) => e)) as ClosureError;
+    expect(error).toBeInstanceOf(ClosureError);
+    expect(error.kind).toBe('INVALID_CONTENT');
+    expect(error.invalid.map(({ path, problem }) => [path, problem]).sort()).toEqual([
+      ['latin1.md', 'NOT_UTF8'],
+      ['nul.md', 'CONTAINS_NUL'],
+    ]);
+  });
+});
+
+describe('importPack failure leaves nothing readable', () => {
+  it('a thin pack whose delta base is absent is refused and leaves no pack or index behind', async () => {
+    const repo = freshDir();
+    const base = 'line\n'.repeat(200);
+    const baseOid = gitOk(['hash-object', '-w', '--stdin'], { cwd: repo, input: base })
+      .toString()
+      .trim();
+    const nextOid = gitOk(['hash-object', '-w', '--stdin'], { cwd: repo, input: `${base}x\n` })
+      .toString()
+      .trim();
+    const tree = gitOk(['mktree'], { cwd: repo, input: `100644 blob ${baseOid}\ta\n` })
+      .toString()
+      .trim();
+    const tree2 = gitOk(['mktree'], { cwd: repo, input: `100644 blob ${nextOid}\ta\n` })
+      .toString()
+      .trim();
+    const c1 = gitOk(['commit-tree', tree, '-m', '1'], { cwd: repo }).toString().trim();
+    const c2 = gitOk(['commit-tree', tree2, '-p', c1, '-m', '2'], { cwd: repo }).toString().trim();
+    const thin = gitOk(['pack-objects', '--stdout', '--thin', '--revs'], {
+      cwd: repo,
+      input: `${c2}\n^${c1}\n`,
+    });
+    expect(git(['index-pack', '--stdin'], { cwd: freshDir(), input: thin }).status).not.toBe(0);
+    const gitdir = freshDir();
+    const db = await openObjectDb({ gitdir });
+    await expect(importPack(db, thin)).rejects.toSatisfy(
+      (e) => e instanceof PackError && e.kind === 'UNRESOLVED_DELTA',
+    );
+    expect(readdirSync(`${gitdir}/objects/pack`)).toEqual([]);
+    expect(await db.has(c2)).toBe(false);
+  });
+});
