@@ -1,0 +1,41 @@
+import fc from 'fast-check';
+import { describe, it } from 'vitest';
+import { fuzzParameters } from '../reliability/fuzz/budget';
+import {
+  lineDiffStatRules,
+  markerScanner,
+  textMergeIdentities,
+  treeDiffstatRules,
+} from '../reliability/fuzz/merge';
+import { messageRules, notebookPathRules, requestPathRules } from '../reliability/fuzz/policy';
+
+// Bounded fuzz runs of every decoder and rule set that takes outside input (issue 10).
+// `pnpm fuzz` runs the same properties with SLIVINGDOC_FUZZ_RUNS runs each. A hang shows
+// up as this test's timeout; a crash or an uncatalogued rejection as a counterexample.
+
+describe('fuzz: path rules (@slivingdoc/policy)', () => {
+  it('notebook paths: no crash, only catalogued file reasons, accepted paths obey SPEC §4', () => {
+    fc.assert(notebookPathRules, fuzzParameters(1500));
+  });
+  it('request paths: only PATH_INVALID, accepted paths absolute, clean and stable', () => {
+    fc.assert(requestPathRules, fuzzParameters(1500));
+  });
+  it('commit messages: only MESSAGE_INVALID, accepted messages within the rules', () => {
+    fc.assert(messageRules, fuzzParameters(1500));
+  });
+});
+
+describe('fuzz: marker scanner and diffstat (@slivingdoc/merge)', () => {
+  it('marker scanner: total on any bytes, reports only exact, ordered, complete blocks', () => {
+    fc.assert(markerScanner, fuzzParameters(1500));
+  });
+  it('line diffstat: total, consistent, symmetric, CRLF-blind', () => {
+    fc.assert(lineDiffStatRules, fuzzParameters(1000));
+  });
+  it('tree diffstat: exactly the changed files, sorted, agreeing with the line diff', async () => {
+    await fc.assert(treeDiffstatRules, fuzzParameters(200));
+  });
+  it('text merge: total, and a one-sided change merges to that change', () => {
+    fc.assert(textMergeIdentities, fuzzParameters(800));
+  });
+});
