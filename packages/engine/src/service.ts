@@ -1,4 +1,23 @@
-import type { PathSets, SuccessResult } from '@slivingdoc/envelope';
+import { realpath } from 'node:fs/promises';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { DomainError, type PathSets, type SuccessResult } from '@slivingdoc/envelope';
+import { openObjectDb } from '@slivingdoc/merge';
+import {
+  checkMessage,
+  createPathPolicy,
+  parseRequestPath,
+  resolveRequestPath,
+} from '@slivingdoc/policy';
+import { openPrivateState, openRegistry } from '@slivingdoc/workspace';
+import { runCheckpoint } from './checkpoint';
+import { commitLocked } from './commit';
+import { type EngineConfig, resolveConfig } from './config';
+import { type CallState, type DirContext, newCall, TreeCache } from './context';
+import { classifyKnown, engineFailure, isAbort } from './errors';
+import { pullLocked } from './pull';
+import { conflictIssues, type Entry, enterDirectory, synchronize } from './sync';
+import { mergeConflict, notPulled, resyncPending } from './verdicts';
 
 /** A pull request: the path is the caller's raw string (decoded, not yet resolved). */
 export interface PullRequest {
@@ -16,7 +35,7 @@ export interface CommitRequest {
 /**
  * The notebook service: pull and commit for any directory at or below the workspace root.
  * Both resolve to the page's success object or reject with a `DomainError`
- * (`@slivingdoc/envelope`); anything else is an unclassified internal failure.
+ * (`@slivingdoc/envelope`); a cancelled call rejects with its signal's reason.
  */
 export interface NotebookService {
   /** The normalised path sets this service enforces. */
@@ -27,4 +46,204 @@ export interface NotebookService {
   commit(request: CommitRequest): Promise<SuccessResult>;
   /** Waits for background checkpoints (bounded) and releases every lock. */
   close(): Promise<void>;
+}
+
+async function realpathOrSelf(path: string): Promise<string> {
+  return realpath(path).catch(() => path);
+}
+
+/**
+ * Opens a notebook service. Throws `RangeError` on a setting out of range and the policy's
+ * error on invalid path sets; touches neither the store nor any directory.
+ */
+export async function createNotebookService(config: EngineConfig): Promise<NotebookService> {
+  const cfg = resolveConfig(config, homedir());
+  const policy = createPathPolicy({ writable: cfg.writable, readOnly: cfg.readOnly });
+  const workspaceRoot = await realpath(cfg.workspaceRoot);
+  const notebookDir = await realpathOrSelf(cfg.notebookDir);
+  const registry = openRegistry(cfg.privateRoot);
+  const contexts = new Map<string, Promise<DirContext>>();
+  const background = new Set<Promise<unknown>>();
+  let checkpointRunning = false;
+
+  async function openContext(dir: string): Promise<DirContext> {
+    const priv = await openPrivateState({
+      privateRoot: cfg.privateRoot,
+      notebookDir: dir,
+      storageIdentity: cfg.store.identity,
+    });
+    const db = await openObjectDb({ gitdir: priv.gitdir });
+    return {
+      cfg,
+      policy,
+      registry,
+      dir,
+      priv,
+      db,
+      packCacheDir: join(priv.dir, 'pack-cache'),
+      trees: new TreeCache(),
+      onPublished: (activeIncrements) => scheduleCheckpoint(dir, activeIncrements),
+    };
+  }
+
+  function contextFor(dir: string): Promise<DirContext> {
+    let context = contexts.get(dir);
+    if (context === undefined) {
+      context = openContext(dir);
+      context.catch(() => contexts.delete(dir));
+      contexts.set(dir, context);
+    }
+    return context;
+  }
+
+  function scheduleCheckpoint(dir: string, activeIncrements: number): void {
+    if (activeIncrements < cfg.checkpointPacks || checkpointRunning) return;
+    checkpointRunning = true;
+    const run = contextFor(dir)
+      .then(runCheckpoint)
+      .catch((err: unknown) => cfg.logger.warn({ err }, 'checkpoint failed'))
+      .finally(() => {
+        checkpointRunning = false;
+        background.delete(run);
+      });
+    background.add(run);
+  }
+
+  async function resolveDir(raw: string | undefined, create: boolean): Promise<string> {
+    const requested = parseRequestPath(raw, { home: cfg.home });
+    return resolveRequestPath({
+      requested,
+      notebookDir,
+      workspaceRoot,
+      managed: await registry.list(),
+      create,
+    });
+  }
+
+  /**
+   * Runs `work` under the directory's lock with failure handling: known failures map onto the
+   * catalogue; an unexpected failure after L started changing is repaired and reported as
+   * RECOVERY_FAILURE; before that, ENGINE_FAILED.
+   */
+  async function guarded(
+    dir: string,
+    signal: AbortSignal | undefined,
+    work: (ctx: DirContext, call: CallState) => Promise<SuccessResult>,
+  ): Promise<SuccessResult> {
+    let ctx: DirContext;
+    try {
+      ctx = await contextFor(dir);
+    } catch (err) {
+      throw classifyKnown(err) ?? engineFailure(err, 'private');
+    }
+    const release = await ctx.priv
+      .lock({ timeoutMs: cfg.lockTimeoutMs, ...(signal === undefined ? {} : { signal }) })
+      .catch((err: unknown) => {
+        throw classifyKnown(err) ?? engineFailure(err, 'private');
+      });
+    const call = newCall(signal);
+    try {
+      return await work(ctx, call);
+    } catch (err) {
+      if (isAbort(err, signal) && !call.mutationStarted) throw err;
+      if (call.mutationStarted) throw await repairAfterFailure(ctx, call, err);
+      const known = classifyKnown(err);
+      if (known !== undefined) throw known;
+      cfg.logger.error({ err, stage: call.stage }, 'unexpected engine failure');
+      throw engineFailure(err, call.stage === 'materialize' ? 'local' : 'private');
+    } finally {
+      await release();
+    }
+  }
+
+  /** SPEC §10: stop, try to rebuild L and P from `current`, report what happened. */
+  async function repairAfterFailure(
+    ctx: DirContext,
+    failed: CallState,
+    cause: unknown,
+  ): Promise<DomainError> {
+    cfg.logger.error(
+      { err: cause, stage: failed.stage },
+      'failure while rewriting the notebook directory',
+    );
+    const repair = newCall(undefined);
+    let resynchronized = false;
+    let files: ReturnType<typeof conflictIssues> = [];
+    try {
+      const synced = await synchronize(ctx, repair, await enterDirectory(ctx), {});
+      files = conflictIssues(synced.conflicts);
+      resynchronized = true;
+    } catch (err) {
+      cfg.logger.error({ err }, 'repair failed; the recovery flag stays for the next call');
+    }
+    return new DomainError({
+      code: 'RECOVERY_FAILURE',
+      reason: 'UNEXPECTED_FAILURE',
+      message: resynchronized
+        ? files.length > 0
+          ? 'The operation failed while rewriting the notebook directory; it was rebuilt from the accepted notebook with your edits merged back, and the listed files hold conflict blocks.'
+          : 'The operation failed while rewriting the notebook directory; it was rebuilt from the accepted notebook with your edits merged back.'
+        : 'The operation failed while rewriting the notebook directory and the repair could not finish; your files are kept as they are and the next call repairs first.',
+      files,
+      recovery: { stage: failed.stage, remoteAccepted: failed.remoteAccepted, resynchronized },
+      cause,
+    });
+  }
+
+  /** Entry repair before a commit: its conflicts end the call; a store outage is RESYNC_PENDING. */
+  async function repairOnEntry(ctx: DirContext, call: CallState, entry: Entry): Promise<Entry> {
+    if (!entry.repairPending) return entry;
+    try {
+      const synced = await synchronize(ctx, call, entry, {});
+      if (synced.conflicts.length > 0) throw mergeConflict(conflictIssues(synced.conflicts));
+    } catch (err) {
+      const known = classifyKnown(err);
+      if (known?.code === 'STORAGE_FAILURE') throw resyncPending(err);
+      throw err;
+    }
+    return enterDirectory(ctx);
+  }
+
+  return {
+    sets: policy.sets,
+    notebookDir,
+
+    async pull(request) {
+      const dir = await resolveDir(request.path, true);
+      return guarded(dir, request.signal, async (ctx, call) => {
+        const entry = await enterDirectory(ctx);
+        try {
+          return await pullLocked(ctx, call, entry);
+        } catch (err) {
+          const known = classifyKnown(err);
+          const flagged = entry.repairPending && !entry.stateMissing;
+          if (flagged && !call.mutationStarted && known?.code === 'STORAGE_FAILURE')
+            throw resyncPending(err);
+          throw err;
+        }
+      });
+    },
+
+    async commit(request) {
+      const raw = request.path;
+      parseRequestPath(raw, { home: cfg.home });
+      checkMessage(request.message);
+      const dir = await resolveDir(raw, false);
+      if (!(await registry.list()).includes(dir)) throw notPulled();
+      return guarded(dir, request.signal, async (ctx, call) => {
+        const entry = await repairOnEntry(ctx, call, await enterDirectory(ctx));
+        return commitLocked(ctx, call, entry, Buffer.from(request.message, 'utf8'));
+      });
+    },
+
+    async close() {
+      if (background.size === 0) return;
+      let timer: NodeJS.Timeout | undefined;
+      const bound = new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, cfg.closeTimeoutMs);
+      });
+      await Promise.race([Promise.allSettled([...background]), bound]);
+      clearTimeout(timer);
+    },
+  };
 }

@@ -1,0 +1,86 @@
+/**
+ * The accepted baseline recorded in P's state.json, the recovery flag around every rewrite
+ * of L (SPEC §10), and the rolled-back check of SPEC §7.
+ */
+import type { StateV1 } from '@slivingdoc/workspace';
+import type { CallState, DirContext } from './context';
+import { EMPTY_TREE } from './context';
+import { integrityFailure } from './errors';
+
+/** What a directory's unpublished edits are based on: one accepted remote state. */
+export interface Baseline {
+  /** The manifest generation it was accepted or observed at (0: no remote state). */
+  generation: bigint;
+  /** Its head commit ('' when there is none). */
+  head: string;
+  /** Its tree. */
+  tree: string;
+}
+
+/** The baseline of a directory that never saw remote state. */
+export const EMPTY_BASELINE: Baseline = { generation: 0n, head: '', tree: EMPTY_TREE };
+
+/** The baseline a state record names. */
+export function baselineOf(state: StateV1): Baseline {
+  return { generation: state.remoteGeneration, head: state.baselineHead, tree: state.baselineTree };
+}
+
+function record(ctx: DirContext, baseline: Baseline, recoveryRequired: boolean): StateV1 {
+  return {
+    version: 1,
+    identity: ctx.cfg.store.identity,
+    remoteGeneration: baseline.generation,
+    baselineHead: baseline.head,
+    baselineTree: baseline.tree,
+    recoveryRequired,
+  };
+}
+
+/** Durably sets the recovery flag (keeping the previous baseline for the repair) before L changes. */
+export async function raiseRecoveryFlag(
+  ctx: DirContext,
+  call: CallState,
+  previous: Baseline,
+): Promise<void> {
+  await ctx.priv.writeState(record(ctx, previous, true));
+  call.mutationStarted = true;
+}
+
+/** Durably records the new baseline and clears the flag in one atomic state write. */
+export async function recordBaseline(
+  ctx: DirContext,
+  call: CallState,
+  next: Baseline,
+): Promise<void> {
+  await ctx.priv.writeState(record(ctx, next, false));
+  call.mutationStarted = false;
+}
+
+/** The remote view the rolled-back check needs. */
+export interface ObservedRemote {
+  generation: bigint;
+  head: string;
+}
+
+/**
+ * SPEC §7: `current` absent while the baseline is above 0, older than the baseline, or equal
+ * with another head means the store was wiped or rolled back. Fails before L is touched.
+ */
+export function assertNotRolledBack(
+  baseline: Baseline | undefined,
+  observed: ObservedRemote | undefined,
+): void {
+  if (baseline === undefined || baseline.generation === 0n) return;
+  const rolledBack =
+    observed === undefined ||
+    observed.generation < baseline.generation ||
+    (observed.generation === baseline.generation && observed.head !== baseline.head);
+  if (rolledBack) {
+    throw integrityFailure(
+      'REMOTE_ROLLED_BACK',
+      observed === undefined
+        ? "The store no longer holds the notebook this directory was synchronised with (it was wiped); the notebook directory was left untouched. Deleting this directory's private state accepts the store as it now is."
+        : "The store holds an older notebook than this directory was synchronised with (it was rolled back); the notebook directory was left untouched. Deleting this directory's private state accepts the store as it now is.",
+    );
+  }
+}

@@ -1,0 +1,137 @@
+/**
+ * notes_commit for one locked, pulled directory (SPEC §9), in the order of SPEC §2: scan,
+ * markers, path sets, then the store: read R, merge, publish, and on a lost race back off,
+ * re-read R (fetching only new increments), re-merge and publish anew.
+ */
+import { buildSuccess, type FileIssue, type SuccessResult } from '@slivingdoc/envelope';
+import { diffstat, findMarkerBlocks, type TreeEntries } from '@slivingdoc/merge';
+import { backoff } from './backoff';
+import type { CallState, DirContext } from './context';
+import { byUtf8, changedPaths, type LocalSnapshot, sameEntries, scanLocal } from './local';
+import { rewriteLocal } from './materialize';
+import { publishAttempt } from './publish';
+import { loadRemote } from './remote';
+import { conflictIssues, type Entry } from './sync';
+import { threeWayMerge } from './three-way';
+import {
+  mergeConflict,
+  readOnlyPath,
+  remoteBusy,
+  unresolvedMarkers,
+  unsupportedFiles,
+} from './verdicts';
+
+/** Marker blocks in the given paths of `entries` (SPEC §6), as file issues. */
+async function markerIssues(
+  ctx: DirContext,
+  entries: TreeEntries,
+  paths: Iterable<string>,
+): Promise<FileIssue[]> {
+  const issues: FileIssue[] = [];
+  for (const path of paths) {
+    const oid = entries.get(path);
+    if (oid === undefined) continue;
+    const ranges = findMarkerBlocks(await ctx.db.readBlob(oid));
+    if (ranges.length > 0) issues.push({ path, reason: 'MARKER_BLOCK', ranges });
+  }
+  return issues.sort((a, b) => byUtf8(a.path, b.path));
+}
+
+/**
+ * SPEC §5: a change under a read-only path publishes nothing; each such file is reset to its
+ * baseline content (inside the recovery flag) and listed.
+ */
+async function refuseReadOnlyChanges(
+  ctx: DirContext,
+  call: CallState,
+  entry: Entry,
+  local: LocalSnapshot,
+  changed: string[],
+): Promise<void> {
+  const refused = changed.filter((path) => !ctx.policy.isWritable(path)).sort(byUtf8);
+  if (refused.length === 0) return;
+  const target = new Map(local.entries);
+  for (const path of refused) {
+    const original = entry.baseEntries.get(path);
+    if (original === undefined) target.delete(path);
+    else target.set(path, original);
+  }
+  await rewriteLocal(ctx, call, { local, target, previous: entry.base, next: entry.base });
+  throw readOnlyPath(refused.map((path) => ({ path, reason: 'READ_ONLY_PATH', ranges: [] })));
+}
+
+/** Runs the commit; `entry` is the directory's (repaired, trustworthy) state. */
+export async function commitLocked(
+  ctx: DirContext,
+  call: CallState,
+  entry: Entry,
+  message: Uint8Array,
+): Promise<SuccessResult> {
+  call.stage = 'scan';
+  const local = await scanLocal(ctx);
+  if (local.problems.length > 0) throw unsupportedFiles(local.problems);
+  const changed = changedPaths(entry.baseEntries, local.entries);
+  const markers = await markerIssues(ctx, local.entries, changed);
+  if (markers.length > 0) throw unresolvedMarkers(markers);
+  await refuseReadOnlyChanges(ctx, call, entry, local, changed);
+  const changedSet = new Set(changed);
+
+  const attempts = ctx.cfg.commitRetries + 1;
+  for (let attempt = 0; attempt < attempts; attempt += 1) {
+    if (attempt > 0) await backoff(attempt - 1, ctx.cfg.clock, call.signal);
+    const remote = await loadRemote(ctx, call, entry.base);
+    call.stage = 'merge';
+    const merged = await threeWayMerge(ctx, entry.baseEntries, local.entries, remote.entries);
+    if (merged.conflicts.length > 0) {
+      call.signal?.throwIfAborted();
+      const written = await rewriteLocal(ctx, call, {
+        local,
+        target: merged.result,
+        previous: entry.base,
+        next: remote.baseline,
+      });
+      throw mergeConflict(conflictIssues([...merged.conflicts, ...written.conflicts]));
+    }
+    // The merged result of every file the caller touched and the merge rewrote.
+    const rewritten = [...changedSet].filter(
+      (path) => merged.result.get(path) !== local.entries.get(path),
+    );
+    const mergedMarkers = await markerIssues(ctx, merged.result, rewritten);
+    if (mergedMarkers.length > 0) throw unresolvedMarkers(mergedMarkers);
+
+    if (sameEntries(merged.result, remote.entries)) {
+      call.signal?.throwIfAborted();
+      const written = await rewriteLocal(ctx, call, {
+        local,
+        target: remote.entries,
+        previous: entry.base,
+        next: remote.baseline,
+      });
+      if (written.conflicts.length > 0) throw mergeConflict(conflictIssues(written.conflicts));
+      return buildSuccess({
+        path: ctx.dir,
+        generation: Number(remote.baseline.generation),
+        files: [],
+        sets: ctx.policy.sets,
+      });
+    }
+
+    const outcome = await publishAttempt(ctx, call, remote, merged.result, message);
+    if (!outcome.accepted) continue;
+    ctx.onPublished(outcome.activeIncrements);
+    const written = await rewriteLocal(ctx, call, {
+      local,
+      target: merged.result,
+      previous: entry.base,
+      next: outcome.baseline,
+    });
+    if (written.conflicts.length > 0) throw mergeConflict(conflictIssues(written.conflicts));
+    return buildSuccess({
+      path: ctx.dir,
+      generation: Number(outcome.baseline.generation),
+      files: await diffstat(remote.entries, merged.result, ctx.db),
+      sets: ctx.policy.sets,
+    });
+  }
+  throw remoteBusy(attempts);
+}

@@ -1,0 +1,108 @@
+/** The engine's configuration: what callers pass, and the resolved form every module reads. */
+import type { ObjectStore } from '@slivingdoc/store';
+import { type BackoffClock, SYSTEM_CLOCK } from './backoff';
+import { FAILPOINTS_ENV, type Failpoints, failpointsFromEnv } from './failpoints';
+
+/** A pino-compatible logger (the app passes its `engine` child logger). */
+export interface EngineLogger {
+  debug(obj: object, msg: string): void;
+  info(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+  error(obj: object, msg: string): void;
+}
+
+/** Configuration of one notebook service (docs/interfaces.md). */
+export interface EngineConfig {
+  /** Where the accepted notebook lives. The caller owns it (and closes it). */
+  store: ObjectStore;
+  /** Root of the private state P of every directory this service manages. */
+  privateRoot: string;
+  /** Every request path must resolve at or below this root. */
+  workspaceRoot: string;
+  /** The directory an omitted or empty `path` means. */
+  notebookDir: string;
+  /** Writable path set (SPEC §5). */
+  writable?: string[];
+  /** Read-only path set (SPEC §5). */
+  readOnly?: string[];
+  /** CAS retries after the first attempt, 0–100 (default 8). */
+  commitRetries?: number;
+  /** Active increments that trigger a background checkpoint, ≥ 1 (default 1,024). */
+  checkpointPacks?: number;
+  /** Retained checkpoint chains, 0–64 (default 1). */
+  retainedCheckpoints?: number;
+  /** Log sink; silent when absent. */
+  logger?: EngineLogger;
+  /** Failpoints; default from `SLIVINGDOC_FAILPOINTS`, else none. */
+  failpoints?: Failpoints;
+  /** Home directory for `~/` expansion (default `os.homedir()`). */
+  home?: string;
+  /** How long a call waits for the directory's lock before PATH_BUSY (default 10 s). */
+  lockTimeoutMs?: number;
+  /** How long `close()` waits for background checkpoints (default 30 s). */
+  closeTimeoutMs?: number;
+  /** Backoff randomness and sleep (tests make them deterministic). */
+  clock?: BackoffClock;
+}
+
+/** The configuration with every default applied and every range checked. */
+export interface ResolvedConfig {
+  store: ObjectStore;
+  privateRoot: string;
+  workspaceRoot: string;
+  notebookDir: string;
+  writable: string[];
+  readOnly: string[];
+  commitRetries: number;
+  checkpointPacks: number;
+  retainedCheckpoints: number;
+  logger: EngineLogger;
+  failpoints: Failpoints;
+  home: string;
+  lockTimeoutMs: number;
+  closeTimeoutMs: number;
+  clock: BackoffClock;
+}
+
+const SILENT: EngineLogger = { debug() {}, info() {}, warn() {}, error() {} };
+
+function integerIn(
+  name: string,
+  value: number | undefined,
+  fallback: number,
+  min: number,
+  max: number,
+): number {
+  const chosen = value ?? fallback;
+  if (!Number.isInteger(chosen) || chosen < min || chosen > max) {
+    throw new RangeError(`${name} must be an integer from ${min} to ${max}`);
+  }
+  return chosen;
+}
+
+/** Applies defaults and checks ranges; throws `RangeError` on a value out of range. */
+export function resolveConfig(config: EngineConfig, home: string): ResolvedConfig {
+  return {
+    store: config.store,
+    privateRoot: config.privateRoot,
+    workspaceRoot: config.workspaceRoot,
+    notebookDir: config.notebookDir,
+    writable: config.writable ?? [],
+    readOnly: config.readOnly ?? [],
+    commitRetries: integerIn('commitRetries', config.commitRetries, 8, 0, 100),
+    checkpointPacks: integerIn(
+      'checkpointPacks',
+      config.checkpointPacks,
+      1024,
+      1,
+      Number.MAX_SAFE_INTEGER,
+    ),
+    retainedCheckpoints: integerIn('retainedCheckpoints', config.retainedCheckpoints, 1, 0, 64),
+    logger: config.logger ?? SILENT,
+    failpoints: config.failpoints ?? failpointsFromEnv(process.env[FAILPOINTS_ENV]),
+    home: config.home ?? home,
+    lockTimeoutMs: integerIn('lockTimeoutMs', config.lockTimeoutMs, 10_000, 0, 3_600_000),
+    closeTimeoutMs: integerIn('closeTimeoutMs', config.closeTimeoutMs, 30_000, 0, 3_600_000),
+    clock: config.clock ?? SYSTEM_CLOCK,
+  };
+}

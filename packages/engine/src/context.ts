@@ -1,0 +1,80 @@
+/** Per-directory handles and per-call progress shared by the pull, commit and repair modules. */
+import type { RecoveryStage } from '@slivingdoc/envelope';
+import type { ObjectDb, TreeEntries } from '@slivingdoc/merge';
+import type { PathPolicy } from '@slivingdoc/policy';
+import type { PrivateState, Registry } from '@slivingdoc/workspace';
+import type { ResolvedConfig } from './config';
+
+/** Everything the engine holds open for one notebook directory (reused across calls). */
+export interface DirContext {
+  readonly cfg: ResolvedConfig;
+  readonly policy: PathPolicy;
+  readonly registry: Registry;
+  /** The directory's realpath. */
+  readonly dir: string;
+  readonly priv: PrivateState;
+  readonly db: ObjectDb;
+  /** Verified packs, by SHA-256, inside P. */
+  readonly packCacheDir: string;
+  readonly trees: TreeCache;
+  /** Told after each accepted publication how long the active tail is (schedules checkpoints). */
+  readonly onPublished: (activeIncrements: number) => void;
+}
+
+/** Progress of one call: what a failure must report and whether L is being rewritten. */
+export interface CallState {
+  stage: RecoveryStage;
+  /** True from setting the recovery flag until the new baseline is durable. */
+  mutationStarted: boolean;
+  remoteAccepted: 'yes' | 'no' | 'unknown';
+  signal: AbortSignal | undefined;
+}
+
+/** A new call's state. */
+export function newCall(signal: AbortSignal | undefined): CallState {
+  return { stage: 'scan', mutationStarted: false, remoteAccepted: 'no', signal };
+}
+
+/**
+ * Flattened trees by tree id. A 10,000-file tree takes noticeable time to read, and the same
+ * baseline and remote trees are read by every call on a directory; a handful suffice.
+ */
+export class TreeCache {
+  readonly #entries = new Map<string, TreeEntries>();
+  readonly #validated = new Set<string>();
+
+  constructor(private readonly capacity = 4) {}
+
+  /** The flattened tree `tree` (callers must not mutate the returned map). */
+  async read(db: ObjectDb, tree: string): Promise<TreeEntries> {
+    const hit = this.#entries.get(tree);
+    if (hit !== undefined) {
+      this.#entries.delete(tree);
+      this.#entries.set(tree, hit);
+      return hit;
+    }
+    const entries = await db.readTree(tree);
+    this.#entries.set(tree, entries);
+    if (this.#entries.size > this.capacity) {
+      const oldest = this.#entries.keys().next().value;
+      if (oldest !== undefined) this.#entries.delete(oldest);
+    }
+    return entries;
+  }
+
+  /** True when this remote tree already passed the path rules. */
+  isValidated(tree: string): boolean {
+    return this.#validated.has(tree);
+  }
+
+  /** Remembers that this remote tree passed the path rules. */
+  markValidated(tree: string): void {
+    this.#validated.add(tree);
+  }
+}
+
+/** The empty tree's git id: the baseline of a directory that has no accepted state yet. */
+export const EMPTY_TREE = '4b825dc642cb6eb9a060e54bf8d69288fbee4904';
+
+/** An empty flattened tree. */
+export const NO_FILES: TreeEntries = new Map();

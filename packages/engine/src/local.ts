@@ -1,0 +1,63 @@
+/**
+ * Scanning L into a flattened tree. Blob ids come from the stat cache (the opaque id the engine
+ * stores per file stamp is the blob id); only files whose stamp changed are read, and their
+ * blobs are written to P so merges and publications can use them.
+ */
+import type { FileIssue } from '@slivingdoc/envelope';
+import type { TreeEntries } from '@slivingdoc/merge';
+import { type ScannedFile, scanNotebook } from '@slivingdoc/workspace';
+import pLimit from 'p-limit';
+import type { DirContext } from './context';
+
+/** L as scanned: the files with their stamps, their blob ids, and what is not notebook state. */
+export interface LocalSnapshot {
+  files: Map<string, ScannedFile>;
+  entries: TreeEntries;
+  problems: FileIssue[];
+}
+
+const READ_CONCURRENCY = 16;
+
+/** Scans L; never fails on a problem file (the caller decides), only on an I/O failure. */
+export async function scanLocal(ctx: DirContext): Promise<LocalSnapshot> {
+  const scan = await scanNotebook(ctx.dir, { cache: ctx.priv.statCache });
+  const entries: TreeEntries = new Map();
+  const limit = pLimit(READ_CONCURRENCY);
+  let cacheChanged = false;
+  await Promise.all(
+    [...scan.files.values()].map((file) =>
+      limit(async () => {
+        if (file.cachedId !== undefined) {
+          entries.set(file.path, file.cachedId);
+          return;
+        }
+        const oid = await ctx.db.writeBlob(await file.read());
+        ctx.priv.statCache.set(file.path, file.stamp, oid);
+        entries.set(file.path, oid);
+        cacheChanged = true;
+      }),
+    ),
+  );
+  if (cacheChanged) await ctx.priv.statCache.save();
+  return { files: scan.files, entries, problems: scan.problems };
+}
+
+/** Paths whose blob differs between two trees (added, deleted or modified). */
+export function changedPaths(before: TreeEntries, after: TreeEntries): string[] {
+  const changed: string[] = [];
+  for (const [path, oid] of after) if (before.get(path) !== oid) changed.push(path);
+  for (const path of before.keys()) if (!after.has(path)) changed.push(path);
+  return changed;
+}
+
+/** True when both trees hold the same paths with the same blobs. */
+export function sameEntries(a: TreeEntries, b: TreeEntries): boolean {
+  if (a.size !== b.size) return false;
+  for (const [path, oid] of a) if (b.get(path) !== oid) return false;
+  return true;
+}
+
+/** Compares paths by their UTF-8 bytes (SPEC §2 ordering of lists). */
+export function byUtf8(a: string, b: string): number {
+  return Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
+}

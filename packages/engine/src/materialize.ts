@@ -1,0 +1,102 @@
+/**
+ * Rewriting L to a target tree, inside the recovery flag (SPEC §10): flag raised durably,
+ * L written, the new baseline recorded and the flag cleared in one atomic state write.
+ * A file the caller edits meanwhile is never overwritten: the write fails on its stamp, L is
+ * rescanned and the caller's new edits are merged onto the target before writing again.
+ */
+import type { MergeConflict, TreeEntries } from '@slivingdoc/merge';
+import { type FileChange, writeChanges } from '@slivingdoc/workspace';
+import { type Baseline, raiseRecoveryFlag, recordBaseline } from './baseline';
+import type { CallState, DirContext } from './context';
+import { FAILPOINT, failpoint } from './failpoints';
+import { type LocalSnapshot, scanLocal } from './local';
+import { threeWayMerge } from './three-way';
+
+const CONCURRENT_EDIT_ROUNDS = 4;
+
+/** The file writes that turn `local` into `target`, leaving `keep` paths alone. */
+async function changesFor(
+  ctx: DirContext,
+  local: LocalSnapshot,
+  target: TreeEntries,
+  keep: Set<string>,
+): Promise<FileChange[]> {
+  const changes: FileChange[] = [];
+  for (const [path, oid] of target) {
+    if (keep.has(path) || local.entries.get(path) === oid) continue;
+    changes.push({
+      path,
+      content: await ctx.db.readBlob(oid),
+      expect: local.files.get(path)?.stamp ?? 'absent',
+    });
+  }
+  for (const [path, file] of local.files) {
+    if (!keep.has(path) && !target.has(path))
+      changes.push({ path, content: null, expect: file.stamp });
+  }
+  return changes;
+}
+
+/** Writes the changes in two halves, so the mid-materialize failpoint sees a half-written L. */
+async function writeInHalves(ctx: DirContext, changes: FileChange[]): Promise<void> {
+  const middle = Math.ceil(changes.length / 2);
+  await writeChanges(ctx.dir, changes.slice(0, middle));
+  await failpoint(ctx.cfg.failpoints, FAILPOINT.midMaterialize);
+  if (middle < changes.length) await writeChanges(ctx.dir, changes.slice(middle));
+}
+
+function isConcurrentEdit(err: unknown): boolean {
+  return (err as Error | undefined)?.name === 'ConcurrentEditError';
+}
+
+/** What L became. */
+export interface Materialized {
+  /** L's tree after the rewrite (the target plus any edits the caller made meanwhile). */
+  final: TreeEntries;
+  /** Conflicts between the caller's concurrent edits and the target (markers written). */
+  conflicts: MergeConflict[];
+}
+
+/**
+ * Rewrites L from `local` to `target` and records `next` as the baseline. `previous` is kept in
+ * the flagged state so a repair after a crash has a trustworthy base. `keep` lists paths that
+ * must never be written (files that are not notebook state).
+ */
+export async function rewriteLocal(
+  ctx: DirContext,
+  call: CallState,
+  opts: {
+    local: LocalSnapshot;
+    target: TreeEntries;
+    previous: Baseline;
+    next: Baseline;
+    keep?: Set<string>;
+  },
+): Promise<Materialized> {
+  call.stage = 'materialize';
+  await raiseRecoveryFlag(ctx, call, opts.previous);
+  await failpoint(ctx.cfg.failpoints, FAILPOINT.afterRecoveryFlag);
+  const keep = opts.keep ?? new Set<string>();
+  let local = opts.local;
+  let target = opts.target;
+  const conflicts: MergeConflict[] = [];
+  for (let round = 1; ; round += 1) {
+    try {
+      await writeInHalves(ctx, await changesFor(ctx, local, target, keep));
+      break;
+    } catch (err) {
+      if (!isConcurrentEdit(err) || round >= CONCURRENT_EDIT_ROUNDS) throw err;
+      const rescanned = await scanLocal(ctx);
+      for (const problem of rescanned.problems) keep.add(problem.path);
+      const merged = await threeWayMerge(ctx, local.entries, rescanned.entries, target);
+      conflicts.push(...merged.conflicts);
+      local = rescanned;
+      target = merged.result;
+    }
+  }
+  await failpoint(ctx.cfg.failpoints, FAILPOINT.afterMaterialize);
+  call.stage = 'record';
+  await recordBaseline(ctx, call, opts.next);
+  await failpoint(ctx.cfg.failpoints, FAILPOINT.afterBaselineWrite);
+  return { final: target, conflicts };
+}

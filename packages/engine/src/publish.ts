@@ -1,0 +1,195 @@
+/**
+ * One publication attempt (SPEC §7, §9): commit object, pack, upload, compare-and-swap of
+ * `current`, and the resolution of a lost or ambiguous answer through publication ids.
+ */
+import { createHash } from 'node:crypto';
+import { createCheckpointPack, createIncrementPack, type TreeEntries } from '@slivingdoc/merge';
+import {
+  appendIncrement,
+  CURRENT_KEY,
+  encodeManifest,
+  firstManifest,
+  hasPublication,
+  type IncrementDescriptor,
+  type Manifest,
+  newUuidV7,
+  StoreError,
+} from '@slivingdoc/store';
+import type { Baseline } from './baseline';
+import { positionHeldByOther } from './chain';
+import type { CallState, DirContext } from './context';
+import { publicationUnproven, storageFailure } from './errors';
+import { FAILPOINT, failpoint } from './failpoints';
+import { type Current, type RemoteView, readCurrent } from './remote';
+
+/** The outcome of one attempt: accepted (with the new baseline) or provably lost. */
+export type Attempt =
+  | { accepted: true; baseline: Baseline; activeIncrements: number }
+  | { accepted: false };
+
+interface Proposal {
+  manifest: Manifest;
+  publication: string;
+  /** The chain position the proposal targets. */
+  position: bigint;
+  key: string;
+  pack: Uint8Array;
+  kind: 'checkpoint' | 'increment';
+  conditionedOn: string | undefined;
+}
+
+async function propose(ctx: DirContext, remote: RemoteView, head: string): Promise<Proposal> {
+  const publication = newUuidV7();
+  const observed = remote.current;
+  if (observed === undefined) {
+    const pack = await createCheckpointPack(ctx.db, { head });
+    const checkpointId = newUuidV7();
+    const manifest = firstManifest({
+      head,
+      sha256: sha256Hex(pack),
+      size: BigInt(pack.byteLength),
+      checkpointId,
+      publication,
+    });
+    return {
+      manifest,
+      publication,
+      position: 1n,
+      key: manifest.checkpoint.key,
+      pack,
+      kind: 'checkpoint',
+      conditionedOn: undefined,
+    };
+  }
+  const pack = await createIncrementPack(ctx.db, { head, parentHead: observed.manifest.head });
+  const manifest = appendIncrement(observed.manifest, {
+    head,
+    sha256: sha256Hex(pack),
+    size: BigInt(pack.byteLength),
+    publication,
+  });
+  const increment = manifest.increments.at(-1) as IncrementDescriptor;
+  return {
+    manifest,
+    publication,
+    position: increment.generation,
+    key: increment.key,
+    pack,
+    kind: 'increment',
+    conditionedOn: observed.etag,
+  };
+}
+
+function sha256Hex(bytes: Uint8Array): string {
+  return createHash('sha256').update(bytes).digest('hex');
+}
+
+function sendCas(ctx: DirContext, proposal: Proposal): Promise<unknown> {
+  const body = encodeManifest(proposal.manifest);
+  return proposal.conditionedOn === undefined
+    ? ctx.cfg.store.createIfAbsent(CURRENT_KEY, body)
+    : ctx.cfg.store.replaceIfMatch(CURRENT_KEY, body, proposal.conditionedOn);
+}
+
+type Resolution = 'accepted' | 'lost' | 'unproven';
+
+/**
+ * After a 412 or an ambiguous answer: found in active or retained chains = accepted; otherwise
+ * lost only when provable (the ETag we conditioned on is still current, or another publication
+ * holds our target position), else unproven.
+ */
+async function resolve(
+  ctx: DirContext,
+  proposal: Proposal,
+  answer: 'precondition' | 'ambiguous',
+): Promise<Resolution> {
+  let now: Current | undefined;
+  try {
+    now = await readCurrent(ctx.cfg.store);
+  } catch {
+    return answer === 'precondition' ? 'lost' : 'unproven';
+  }
+  if (now !== undefined && hasPublication(now.manifest, proposal.publication)) return 'accepted';
+  if (answer === 'precondition') return 'lost';
+  const unchanged =
+    proposal.conditionedOn === undefined ? now === undefined : now?.etag === proposal.conditionedOn;
+  if (unchanged) return 'lost';
+  if (
+    now !== undefined &&
+    positionHeldByOther(now.manifest, proposal.position, proposal.publication)
+  )
+    return 'lost';
+  return 'unproven';
+}
+
+/**
+ * Publishes `result` on top of `remote`: builds the commit (parent = R's head, time = attempt
+ * start in whole UTC seconds), the pack, a fresh publication id; uploads; CAS. Once the CAS is
+ * sent the attempt runs to completion regardless of cancellation.
+ */
+export async function publishAttempt(
+  ctx: DirContext,
+  call: CallState,
+  remote: RemoteView,
+  result: TreeEntries,
+  message: Uint8Array,
+): Promise<Attempt> {
+  call.stage = 'publish';
+  const time = Math.floor(Date.now() / 1000);
+  const tree = await ctx.db.writeTree(result);
+  const head = await ctx.db.writeCommit({
+    tree,
+    parent: remote.current?.manifest.head,
+    message,
+    time,
+  });
+  const proposal = await propose(ctx, remote, head);
+  call.signal?.throwIfAborted();
+  try {
+    await ctx.cfg.store.putImmutable(proposal.key, proposal.pack, {
+      'slivingdoc-sha256': sha256Hex(proposal.pack),
+      'slivingdoc-size': String(proposal.pack.byteLength),
+      'slivingdoc-kind': proposal.kind,
+      'slivingdoc-generation': String(proposal.position),
+    });
+  } catch (err) {
+    throw err instanceof StoreError ? storageFailure(err) : err;
+  }
+  await failpoint(ctx.cfg.failpoints, FAILPOINT.afterPackUpload);
+  call.signal?.throwIfAborted();
+  call.remoteAccepted = 'unknown';
+  const answer = sendCas(ctx, proposal).then(
+    () => 'accepted' as const,
+    (err: unknown) => err,
+  );
+  await failpoint(ctx.cfg.failpoints, FAILPOINT.afterCasSent);
+  const outcome = await answer;
+  await failpoint(ctx.cfg.failpoints, FAILPOINT.afterCasAnswered);
+  let resolution: Resolution;
+  if (outcome === 'accepted') resolution = 'accepted';
+  else if (outcome instanceof StoreError && outcome.kind === 'precondition-failed') {
+    resolution = await resolve(ctx, proposal, 'precondition');
+  } else if (outcome instanceof StoreError && outcome.kind === 'ambiguous') {
+    resolution = await resolve(ctx, proposal, 'ambiguous');
+  } else if (
+    outcome instanceof StoreError &&
+    (outcome.kind === 'unreachable' || outcome.kind === 'access-denied')
+  ) {
+    // Refused before the request was sent (or rejected outright): nothing landed.
+    call.remoteAccepted = 'no';
+    throw storageFailure(outcome);
+  } else {
+    resolution = await resolve(ctx, proposal, 'ambiguous');
+  }
+  if (resolution === 'unproven') throw publicationUnproven(outcome);
+  if (resolution === 'lost') {
+    call.remoteAccepted = 'no';
+    return { accepted: false };
+  }
+  call.remoteAccepted = 'yes';
+  return {
+    accepted: true,
+    baseline: { generation: proposal.manifest.generation, head, tree },
+    activeIncrements: proposal.manifest.increments.length,
+  };
+}

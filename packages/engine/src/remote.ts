@@ -1,0 +1,224 @@
+/**
+ * Reading R: `current` (validated), the packs it references (downloaded concurrently, size and
+ * SHA-256 verified, cached in P by SHA-256, imported in manifest order, only those whose head
+ * is not already present), and the accepted tree with its paths checked against SPEC §4.
+ */
+import { createHash, randomUUID } from 'node:crypto';
+import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import {
+  CommitFormatError,
+  importPack,
+  ObjectMissingError,
+  type TreeEntries,
+  TreeError,
+  verifyClosure,
+} from '@slivingdoc/merge';
+import { checkNotebookPath, foldKey } from '@slivingdoc/policy';
+import {
+  type CheckpointDescriptor,
+  CURRENT_KEY,
+  decodeManifest,
+  type IncrementDescriptor,
+  type Manifest,
+  type ObjectStore,
+} from '@slivingdoc/store';
+import pLimit from 'p-limit';
+import { assertNotRolledBack, type Baseline, EMPTY_BASELINE } from './baseline';
+import { type CallState, type DirContext, EMPTY_TREE, NO_FILES } from './context';
+import { integrityFailure } from './errors';
+import { FAILPOINT, failpoint } from './failpoints';
+
+/** `current` as read: the decoded manifest and the ETag a replacement must be conditioned on. */
+export interface Current {
+  manifest: Manifest;
+  etag: string;
+}
+
+/** R materialised in P: its manifest (absent = no remote state yet) and flattened tree. */
+export interface RemoteView {
+  current: Current | undefined;
+  baseline: Baseline;
+  entries: TreeEntries;
+}
+
+/** Reads and strictly decodes `current`; `undefined` when absent. */
+export async function readCurrent(store: ObjectStore): Promise<Current | undefined> {
+  const object = await store.get(CURRENT_KEY);
+  if (object === undefined) return undefined;
+  return { manifest: decodeManifest(object.body), etag: object.etag };
+}
+
+/** Thrown inside this module when a referenced pack is gone; the caller re-reads `current`. */
+class PackVanished extends Error {}
+
+const DOWNLOAD_CONCURRENCY = 8;
+const VANISHED_REREADS = 4;
+
+type PackDescriptor = CheckpointDescriptor | IncrementDescriptor;
+
+function sha256Hex(bytes: Uint8Array): string {
+  return createHash('sha256').update(bytes).digest('hex');
+}
+
+function checksumMismatch(): Error {
+  return integrityFailure(
+    'CHECKSUM_MISMATCH',
+    "A pack's size or SHA-256 differs from its descriptor; the notebook directory was left untouched.",
+  );
+}
+
+async function cachedPack(
+  path: string,
+  descriptor: PackDescriptor,
+): Promise<Uint8Array | undefined> {
+  const bytes = await readFile(path).catch(() => undefined);
+  if (bytes === undefined) return undefined;
+  if (BigInt(bytes.byteLength) === descriptor.size && sha256Hex(bytes) === descriptor.sha256)
+    return bytes;
+  await rm(path, { force: true });
+  return undefined;
+}
+
+async function downloadPack(store: ObjectStore, descriptor: PackDescriptor): Promise<Uint8Array> {
+  const stream = await store.getStream(descriptor.key);
+  if (stream === undefined) throw new PackVanished(descriptor.key);
+  const limit = descriptor.size;
+  const chunks: Uint8Array[] = [];
+  let total = 0n;
+  for await (const chunk of stream) {
+    total += BigInt(chunk.byteLength);
+    if (total > limit) throw checksumMismatch();
+    chunks.push(chunk);
+  }
+  const bytes = Buffer.concat(chunks);
+  if (total !== limit || sha256Hex(bytes) !== descriptor.sha256) throw checksumMismatch();
+  return bytes;
+}
+
+/** A verified pack: from P's cache (size + fresh hash on hit) or downloaded and then cached. */
+async function obtainPack(ctx: DirContext, descriptor: PackDescriptor): Promise<Uint8Array> {
+  const path = join(ctx.packCacheDir, `${descriptor.sha256}.pack`);
+  const cached = await cachedPack(path, descriptor);
+  if (cached !== undefined) return cached;
+  const bytes = await downloadPack(ctx.cfg.store, descriptor);
+  await mkdir(ctx.packCacheDir, { recursive: true, mode: 0o700 });
+  const temp = `${path}.${randomUUID()}.tmp`;
+  // No fsync: a torn cache file fails the hash check on its next hit and is fetched again.
+  await writeFile(temp, bytes, { mode: 0o600 });
+  await rename(temp, path);
+  return bytes;
+}
+
+/**
+ * Imports the packs of `manifest`'s active chain that P lacks: everything after the newest
+ * entry whose head is already present (a crash mid-import re-imports from there).
+ * Returns whether anything was imported.
+ */
+async function importMissing(ctx: DirContext, manifest: Manifest): Promise<boolean> {
+  const chain: PackDescriptor[] = [manifest.checkpoint, ...manifest.increments];
+  let start = 0;
+  for (let i = chain.length - 1; i >= 0; i -= 1) {
+    const entry = chain[i] as PackDescriptor;
+    if (await ctx.db.has(entry.head)) {
+      start = i + 1;
+      break;
+    }
+  }
+  const needed = chain.slice(start);
+  if (needed.length === 0) return false;
+  const limit = pLimit(DOWNLOAD_CONCURRENCY);
+  const downloads = needed.map((descriptor) => limit(() => obtainPack(ctx, descriptor)));
+  // Every download settles even when an earlier one fails: no unhandled rejection.
+  for (const download of downloads) download.catch(() => {});
+  for (const download of downloads) await importPack(ctx.db, await download);
+  await verifyClosure(ctx.db, manifest.head);
+  return true;
+}
+
+/** SPEC §4 on the accepted tree: every path valid, no two colliding under case folding. */
+function validateRemoteTree(ctx: DirContext, tree: string, entries: TreeEntries): void {
+  if (ctx.trees.isValidated(tree)) return;
+  const folded = new Set<string>();
+  for (const path of entries.keys()) {
+    const key = foldKey(path);
+    if (checkNotebookPath(path) !== undefined || folded.has(key)) {
+      throw integrityFailure(
+        'INVALID_REMOTE_CONTENT',
+        'The accepted notebook holds a path that is not valid notebook state; the notebook directory was left untouched.',
+      );
+    }
+    folded.add(key);
+  }
+  ctx.trees.markValidated(tree);
+}
+
+/** The accepted head's tree; an object P lacks or cannot parse is the remote's fault. */
+async function readAcceptedTree(
+  ctx: DirContext,
+  head: string,
+): Promise<{ tree: string; entries: TreeEntries }> {
+  try {
+    const { tree } = await ctx.db.readCommit(head);
+    return { tree, entries: tree === EMPTY_TREE ? NO_FILES : await ctx.trees.read(ctx.db, tree) };
+  } catch (err) {
+    if (err instanceof ObjectMissingError) {
+      throw integrityFailure(
+        'MISSING_OBJECT',
+        'A pack lacks an object the accepted notebook needs; the notebook directory was left untouched.',
+        err,
+      );
+    }
+    if (err instanceof TreeError || err instanceof CommitFormatError) {
+      throw integrityFailure(
+        'INVALID_REMOTE_CONTENT',
+        'The accepted notebook holds a tree or commit that is not valid notebook state; the notebook directory was left untouched.',
+        err,
+      );
+    }
+    throw err;
+  }
+}
+
+/**
+ * Reads R: `current`, the rolled-back check against `rollbackBaseline`, the missing packs, and
+ * the accepted tree. A vanished pack under an unchanged `current` is MISSING_PACK; under a
+ * changed one the read starts over.
+ */
+export async function loadRemote(
+  ctx: DirContext,
+  call: CallState,
+  rollbackBaseline: Baseline | undefined,
+): Promise<RemoteView> {
+  call.stage = 'fetch';
+  for (let round = 0; ; round += 1) {
+    const current = await readCurrent(ctx.cfg.store);
+    await failpoint(ctx.cfg.failpoints, FAILPOINT.afterReadCurrent);
+    assertNotRolledBack(
+      rollbackBaseline,
+      current && { generation: current.manifest.generation, head: current.manifest.head },
+    );
+    if (current === undefined) return { current, baseline: EMPTY_BASELINE, entries: NO_FILES };
+    try {
+      await importMissing(ctx, current.manifest);
+    } catch (err) {
+      if (!(err instanceof PackVanished)) throw err;
+      const again = await readCurrent(ctx.cfg.store);
+      if (again?.etag === current.etag || round + 1 >= VANISHED_REREADS) {
+        throw integrityFailure(
+          'MISSING_PACK',
+          'A pack the store manifest references is gone; the notebook directory was left untouched.',
+        );
+      }
+      continue;
+    }
+    await failpoint(ctx.cfg.failpoints, FAILPOINT.afterFetch);
+    const { tree, entries } = await readAcceptedTree(ctx, current.manifest.head);
+    validateRemoteTree(ctx, tree, entries);
+    return {
+      current,
+      baseline: { generation: current.manifest.generation, head: current.manifest.head, tree },
+      entries,
+    };
+  }
+}

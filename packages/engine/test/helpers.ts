@@ -1,0 +1,98 @@
+/** Test fixtures: temporary workspace and private roots, a store, services, file helpers. */
+import { mkdir, mkdtemp, readdir, readFile, realpath, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join, relative } from 'node:path';
+import { createMemoryStore, type MemoryStore, type ObjectStore } from '@slivingdoc/store';
+import { afterEach } from 'vitest';
+import type { BackoffClock } from '../src/backoff';
+import { createNotebookService, type EngineConfig, type NotebookService } from '../src/index';
+
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+/** No real waiting between CAS attempts: tests stay fast and deterministic. */
+export const INSTANT_CLOCK: BackoffClock = { random: () => 0, sleep: async () => {} };
+
+/** A temporary base directory with `ws/` (workspace root) and `priv/` (private root). */
+export async function tempRoots(): Promise<{
+  base: string;
+  workspaceRoot: string;
+  privateRoot: string;
+}> {
+  const base = await realpath(await mkdtemp(join(tmpdir(), 'engine-test-')));
+  const workspaceRoot = join(base, 'ws');
+  const privateRoot = join(base, 'priv');
+  await mkdir(workspaceRoot, { recursive: true });
+  cleanups.push(() => rm(base, { recursive: true, force: true }));
+  return { base, workspaceRoot, privateRoot };
+}
+
+/** One participant: its own workspace root, private root and service, sharing `store`. */
+export interface Participant {
+  service: NotebookService;
+  dir: string;
+  privateRoot: string;
+  workspaceRoot: string;
+}
+
+/** Opens a participant whose notebook directory is `<ws>/notebook`. */
+export async function participant(
+  store: ObjectStore,
+  extra: Partial<EngineConfig> = {},
+): Promise<Participant> {
+  const roots = await tempRoots();
+  const dir = join(roots.workspaceRoot, 'notebook');
+  const service = await createNotebookService({
+    store,
+    privateRoot: roots.privateRoot,
+    workspaceRoot: roots.workspaceRoot,
+    notebookDir: dir,
+    clock: INSTANT_CLOCK,
+    lockTimeoutMs: 5_000,
+    ...extra,
+  });
+  cleanups.push(() => service.close());
+  return { service, dir, privateRoot: roots.privateRoot, workspaceRoot: roots.workspaceRoot };
+}
+
+/** A fresh in-memory store. */
+export function memoryStore(): MemoryStore {
+  return createMemoryStore({ prefix: 'nb' });
+}
+
+/** Writes a file below `dir`, creating parents. */
+export async function put(dir: string, path: string, text: string): Promise<void> {
+  await mkdir(dirname(join(dir, path)), { recursive: true });
+  await writeFile(join(dir, path), text);
+}
+
+/** Reads a file below `dir` as text. */
+export function get(dir: string, path: string): Promise<string> {
+  return readFile(join(dir, path), 'utf8');
+}
+
+/** Every file below `dir` (notebook paths → text), skipping nothing. */
+export async function snapshot(dir: string): Promise<Record<string, string>> {
+  const out: Record<string, string> = {};
+  const walk = async (at: string): Promise<void> => {
+    for (const entry of await readdir(at, { withFileTypes: true })) {
+      const full = join(at, entry.name);
+      if (entry.isDirectory()) await walk(full);
+      else out[relative(dir, full).split('\\').join('/')] = await readFile(full, 'utf8');
+    }
+  };
+  await walk(dir);
+  return Object.fromEntries(Object.entries(out).sort(([a], [b]) => (a < b ? -1 : 1)));
+}
+
+/** Awaits a rejection and returns it (fails the test when the promise resolves). */
+export async function rejection(promise: Promise<unknown>): Promise<Record<string, unknown>> {
+  try {
+    await promise;
+  } catch (err) {
+    return err as Record<string, unknown>;
+  }
+  throw new Error('expected a rejection');
+}
