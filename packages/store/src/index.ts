@@ -1,1 +1,66 @@
-export {};
+/**
+ * @slivingdoc/store — bytes, keys, ETags and the manifest (SPEC §7). Knows nothing of git,
+ * merging or MCP.
+ */
+export { isStoreError, StoreError, type StoreErrorKind } from './errors';
+export {
+  assertPrefix,
+  CURRENT_KEY,
+  checkpointKey,
+  fullKey,
+  incrementKey,
+  isConditionalKey,
+  isDeletableKey,
+  isPackKey,
+  type KeyKind,
+  keyKind,
+  PACKS_NAMESPACE,
+  parsePackKey,
+  prefixProblem,
+  probeKey,
+} from './keys';
+export {
+  appendIncrement,
+  compactIncrements,
+  firstManifest,
+  hasPublication,
+  lastChainPosition,
+  nextIncrementKey,
+  type UploadedPack,
+} from './manifest/build';
+export { decodeManifest } from './manifest/decode';
+export { encodeManifest } from './manifest/encode';
+export {
+  type CheckpointDescriptor,
+  type IncrementDescriptor,
+  type Manifest,
+  ManifestError,
+  type ManifestErrorReason,
+  type RetainedChain,
+} from './manifest/types';
+export { validateManifest } from './manifest/validate';
+export {
+  batches,
+  DELETE_BATCH_SIZE,
+  type EtagForm,
+  type ListedObject,
+  type ObjectStore,
+} from './object-store';
+export { type ProbeResult, runProbe } from './probe';
+export { createEmbeddedStore } from './stores/embedded';
+export {
+  createMemoryStore,
+  type Fault,
+  type FaultAction,
+  type LoggedCall,
+  type MemoryStore,
+  type StoreOperation,
+} from './stores/memory';
+export {
+  classifyS3Error,
+  createS3Store,
+  MULTIPART_THRESHOLD,
+  S3_REQUEST_TIMEOUT_MS,
+  type S3StoreOptions,
+} from './stores/s3';
+export { isUuidV7, newUuidV7 } from './uuid';

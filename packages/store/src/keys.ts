@@ -1,0 +1,97 @@
+/** The manifest's key, relative to the store prefix. */
+export const CURRENT_KEY = 'current';
+
+/** The only namespace `list` may enumerate (SPEC §7: reading state never lists). */
+export const PACKS_NAMESPACE = 'packs/';
+
+const U64_TEXT = '(0|[1-9][0-9]{0,19})';
+const UUID_TEXT = '[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}';
+const CHECKPOINT_KEY = new RegExp(`^packs/checkpoints/${U64_TEXT}-(${UUID_TEXT})\\.pack$`);
+const INCREMENT_KEY = new RegExp(`^packs/increments/${U64_TEXT}-(${UUID_TEXT})\\.pack$`);
+const PROBE_KEY = new RegExp(`^probe/${UUID_TEXT}$`);
+const U64_MAX = (1n << 64n) - 1n;
+
+/** Key of a closed full-state pack: `packs/checkpoints/<throughGeneration>-<id>.pack`. */
+export function checkpointKey(throughGeneration: bigint, id: string): string {
+  return `packs/checkpoints/${throughGeneration}-${id}.pack`;
+}
+
+/** Key of one publication's pack: `packs/increments/<generation>-<publication>.pack`. */
+export function incrementKey(generation: bigint, publication: string): string {
+  return `packs/increments/${generation}-${publication}.pack`;
+}
+
+/** Key of a transient compatibility-probe object: `probe/<uuidv7>`. */
+export function probeKey(id: string): string {
+  return `probe/${id}`;
+}
+
+/** What a relative key names, or `undefined` when it is outside the grammar. */
+export type KeyKind = 'current' | 'checkpoint' | 'increment' | 'probe';
+
+/** Classifies a relative key by the SPEC §7 grammar (numbers must fit in 64 bits). */
+export function keyKind(key: string): KeyKind | undefined {
+  if (key === CURRENT_KEY) return 'current';
+  if (PROBE_KEY.test(key)) return 'probe';
+  const pack = CHECKPOINT_KEY.exec(key) ?? INCREMENT_KEY.exec(key);
+  if (!pack || BigInt(pack[1]!) > U64_MAX) return undefined;
+  return key.startsWith('packs/checkpoints/') ? 'checkpoint' : 'increment';
+}
+
+/** True for a pack key (checkpoint or increment) of the grammar. */
+export function isPackKey(key: string): boolean {
+  const kind = keyKind(key);
+  return kind === 'checkpoint' || kind === 'increment';
+}
+
+/** True for a key that stores may write conditionally (`current` or a probe key). */
+export function isConditionalKey(key: string): boolean {
+  const kind = keyKind(key);
+  return kind === 'current' || kind === 'probe';
+}
+
+/** True for a key `deleteMany` may remove: pack and probe keys, never `current`. */
+export function isDeletableKey(key: string): boolean {
+  const kind = keyKind(key);
+  return kind !== undefined && kind !== 'current';
+}
+
+/** Parses a pack key into its number and UUID, or `undefined` when it is not one. */
+export function parsePackKey(
+  key: string,
+): { kind: 'checkpoint' | 'increment'; number: bigint; id: string } | undefined {
+  const kind = keyKind(key);
+  if (kind !== 'checkpoint' && kind !== 'increment') return undefined;
+  const match = (kind === 'checkpoint' ? CHECKPOINT_KEY : INCREMENT_KEY).exec(key)!;
+  return { kind, number: BigInt(match[1]!), id: match[2]! };
+}
+
+/**
+ * Why a store prefix is invalid, or `undefined` when it is valid. Empty selects the bucket root;
+ * otherwise no leading or trailing `/`, no empty, `.` or `..` segment, no backslash (SPEC §7).
+ */
+export function prefixProblem(prefix: string): string | undefined {
+  if (prefix === '') return undefined;
+  if (prefix.includes('\\')) return 'contains a backslash';
+  if (prefix.startsWith('/') || prefix.endsWith('/')) return 'starts or ends with /';
+  if (prefix.split('/').some((s) => s === '' || s === '.' || s === '..')) {
+    return 'has an empty, . or .. segment';
+  }
+  return undefined;
+}
+
+/** Throws a `TypeError` naming the problem when `prefix` is invalid. */
+export function assertPrefix(prefix: string): void {
+  const problem = prefixProblem(prefix);
+  if (problem) throw new TypeError(`invalid store prefix: ${problem}`);
+}
+
+/** The full object key of a relative key under `prefix`. */
+export function fullKey(prefix: string, key: string): string {
+  return prefix === '' ? key : `${prefix}/${key}`;
+}
+
+/** Throws a `TypeError` unless `key` is a relative key of the grammar accepted by `accept`. */
+export function assertKey(key: string, accept: (key: string) => boolean, use: string): void {
+  if (!accept(key)) throw new TypeError(`${use}: key outside the store's grammar`);
+}

@@ -1,0 +1,32 @@
+import type { CheckpointDescriptor, IncrementDescriptor, Manifest } from './types';
+import { validateManifest } from './validate';
+
+// Strings in a valid manifest are hex, UUIDs and keys; JSON.stringify escapes them the way
+// Go's encoder does for that alphabet. Integers are written from bigint, never via Number.
+const s = (value: string): string => JSON.stringify(value);
+
+function checkpointJson(c: CheckpointDescriptor): string {
+  return `{"id":${s(c.id)},"publication":${s(c.publication)},"throughGeneration":${c.throughGeneration},"head":${s(c.head)},"key":${s(c.key)},"sha256":${s(c.sha256)},"size":${c.size}}`;
+}
+
+function incrementsJson(list: IncrementDescriptor[]): string {
+  const items = list.map(
+    (i) =>
+      `{"generation":${i.generation},"publication":${s(i.publication)},"parent":${s(i.parent)},"head":${s(i.head)},"key":${s(i.key)},"sha256":${s(i.sha256)},"size":${i.size}}`,
+  );
+  return `[${items.join(',')}]`;
+}
+
+/**
+ * Encodes a manifest as compact JSON in the exact field order of SPEC §7, integers unquoted,
+ * no trailing newline. Validates first, so an invalid manifest is never written.
+ */
+export function encodeManifest(m: Manifest): Uint8Array {
+  validateManifest(m);
+  const retained = m.retained.map(
+    (r) =>
+      `{"retiredAtGeneration":${r.retiredAtGeneration},"head":${s(r.head)},"checkpoint":${checkpointJson(r.checkpoint)},"increments":${incrementsJson(r.increments)}}`,
+  );
+  const text = `{"version":${m.version},"generation":${m.generation},"head":${s(m.head)},"checkpoint":${checkpointJson(m.checkpoint)},"increments":${incrementsJson(m.increments)},"retained":[${retained.join(',')}]}`;
+  return new TextEncoder().encode(text);
+}

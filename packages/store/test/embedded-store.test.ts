@@ -1,0 +1,16 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll } from 'vitest';
+import { createEmbeddedStore } from '../src';
+import { describeObjectStore } from './contract/describe-object-store';
+
+let dir: string;
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'slivingdoc-embedded-'));
+});
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+describeObjectStore('embedded', (prefix) => createEmbeddedStore({ dir, prefix }));

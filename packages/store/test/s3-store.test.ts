@@ -1,0 +1,24 @@
+import { afterAll, beforeAll } from 'vitest';
+import type { ObjectStore } from '../src';
+import { describeObjectStore } from './contract/describe-object-store';
+import { freshBucket, probedS3Store, requireS3 } from './s3-env';
+
+let bucket: string;
+const stores: ObjectStore[] = [];
+beforeAll(async () => {
+  bucket = await freshBucket(requireS3());
+});
+afterAll(async () => {
+  await Promise.all(stores.map((s) => s.close?.()));
+});
+
+// A small LIST page makes the listing test follow several continuations on the real server.
+describeObjectStore(
+  'real S3 (Ceph RADOS Gateway)',
+  async (prefix) => {
+    const store = await probedS3Store(requireS3(), { bucket, prefix, listPageSize: 2 });
+    stores.push(store);
+    return store;
+  },
+  { contenders: 8, rounds: 10 },
+);
