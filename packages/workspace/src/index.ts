@@ -1,1 +1,23 @@
-export {};
+export {
+  ConcurrentEditError,
+  InvalidChangeError,
+  LockTimeoutError,
+  type ScanProblem,
+  type ScanReason,
+  StateError,
+  type StateErrorKind,
+} from './errors';
+export type { LockOptions, Release } from './lock';
+export { openPrivateState, type PrivateState, privateStateKey } from './private-state';
+export { openRegistry, type Registry } from './registry';
+export {
+  MAX_ABSOLUTE_PATH_BYTES,
+  MAX_FILE_BYTES,
+  type ScannedFile,
+  type ScanResult,
+  scanNotebook,
+} from './scan';
+export type { FileStamp } from './stamp';
+export { emptyStatCache, loadStatCache, type StatCache } from './stat-cache';
+export { decodeState, encodeState, type StateV1 } from './state-codec';
+export { type FileChange, writeChanges } from './write';

@@ -1,0 +1,44 @@
+import { randomUUID } from 'node:crypto';
+import { open, rename, unlink } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+
+/**
+ * Replaces `file` atomically with `content`: a new 0600 temp file beside it, written and
+ * (with `sync`) fsynced, renamed over the target, then the directory fsynced. A crash leaves
+ * the old or the new content, never a torn file. For files in P only.
+ */
+export async function writeFileDurably(
+  file: string,
+  content: string | Uint8Array,
+  opts: { sync: boolean },
+): Promise<void> {
+  const dir = dirname(file);
+  const temp = join(dir, `.${basename(file)}.${randomUUID()}.tmp`);
+  const handle = await open(temp, 'wx', 0o600);
+  try {
+    await handle.writeFile(content);
+    if (opts.sync) await handle.sync();
+  } catch (error) {
+    await handle.close();
+    await unlink(temp).catch(() => {});
+    throw error;
+  }
+  await handle.close();
+  try {
+    await rename(temp, file);
+  } catch (error) {
+    await unlink(temp).catch(() => {});
+    throw error;
+  }
+  if (opts.sync) await syncDirectory(dir);
+}
+
+/** fsyncs a directory so a rename or unlink in it is durable. */
+export async function syncDirectory(dir: string): Promise<void> {
+  const handle = await open(dir, 'r');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}

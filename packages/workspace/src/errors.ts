@@ -1,0 +1,84 @@
+/**
+ * The file reasons a scan reports (a subset of the envelope's `FileReason`; SPEC §3/§4).
+ * Declared here because `@slivingdoc/envelope` did not export its catalogue types yet.
+ */
+export type ScanReason =
+  | 'SYMLINK'
+  | 'SPECIAL_FILE'
+  | 'INVALID_NAME'
+  | 'NAME_COLLISION'
+  | 'NOT_UTF8'
+  | 'CONTAINS_NUL'
+  | 'PATH_TOO_LONG'
+  | 'PATH_TOO_DEEP'
+  | 'FILE_TOO_LARGE';
+
+/** One file L holds that is not notebook state; structurally the envelope's `FileIssue`. */
+export interface ScanProblem {
+  path: string;
+  reason: ScanReason;
+  ranges: { start: number; end: number }[];
+}
+
+/**
+ * L changed under a call: a file no longer matches the stamp the scan saw, a path that
+ * should be absent exists, or a directory became a link or a file. The engine rescans.
+ * `paths` are notebook paths, sorted.
+ */
+export class ConcurrentEditError extends Error {
+  override readonly name = 'ConcurrentEditError';
+  constructor(readonly paths: string[]) {
+    super(`The notebook directory changed during the operation (${paths.length} path(s)).`);
+  }
+}
+
+/** A change names a path that breaks the notebook path rules: a bug in the caller. */
+export class InvalidChangeError extends Error {
+  override readonly name = 'InvalidChangeError';
+  constructor(
+    readonly path: string,
+    readonly reason: string,
+  ) {
+    super(`Refusing to write an invalid notebook path (${reason}).`);
+  }
+}
+
+/**
+ * Another holder kept this notebook directory's lock past the wait bound: the engine answers
+ * PATH_BUSY · LOCK_TIMEOUT (retryable).
+ */
+export class LockTimeoutError extends Error {
+  override readonly name = 'LockTimeoutError';
+  readonly code = 'PATH_BUSY' as const;
+  readonly reason = 'LOCK_TIMEOUT' as const;
+  constructor() {
+    super('Another operation holds this notebook directory; try again shortly.');
+  }
+}
+
+/** Why a `state.json` was refused. */
+export type StateErrorKind =
+  | 'syntax'
+  | 'unknown-field'
+  | 'duplicate-field'
+  | 'missing-field'
+  | 'null-field'
+  | 'wrong-type'
+  | 'invalid-value'
+  | 'field-order'
+  | 'unsupported-version'
+  | 'identity-mismatch';
+
+/**
+ * `state.json` exists but is not a valid version 1 record. Never silently reset: the engine
+ * treats it as "no trustworthy baseline" and repairs (SPEC §10).
+ */
+export class StateError extends Error {
+  override readonly name = 'StateError';
+  constructor(
+    readonly kind: StateErrorKind,
+    message: string,
+  ) {
+    super(`Invalid state.json: ${message}`);
+  }
+}

@@ -1,0 +1,86 @@
+import { createHash } from 'node:crypto';
+import { mkdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { writeFileDurably } from './durable-write';
+import { StateError } from './errors';
+import { acquireLock, type LockOptions, type Release } from './lock';
+import { loadStatCache, type StatCache } from './stat-cache';
+import { decodeState, encodeState, type StateV1 } from './state-codec';
+
+/** Server-owned state for one notebook directory and one store (SPEC §1 "P"). */
+export interface PrivateState {
+  /** P's directory (a private path: never put it in a result or message). */
+  readonly dir: string;
+  /** The git directory the merge package keeps its object database in. */
+  readonly gitdir: string;
+  /** The state record; `undefined` when none was written yet. Throws {@link StateError}. */
+  readState(): Promise<StateV1 | undefined>;
+  /** Replaces the state record durably (temp file, fsync, rename, directory fsync). */
+  writeState(state: StateV1): Promise<void>;
+  /**
+   * Takes this notebook directory's lock: FIFO in-process, exclusive across processes, freed
+   * by the kernel when a holder dies. Throws `LockTimeoutError` (PATH_BUSY · LOCK_TIMEOUT).
+   */
+  lock(opts: LockOptions): Promise<Release>;
+  /** The stat cache of this L, persisted in P. */
+  readonly statCache: StatCache;
+}
+
+/**
+ * P's key (SPEC §4/§7): SHA-256 over the length-prefixed canonical notebook directory and
+ * storage identity (each as an 8-byte big-endian byte length, then its UTF-8 bytes), so no
+ * two (path, identity) pairs share an encoding. Lowercase hex.
+ */
+export function privateStateKey(notebookDir: string, storageIdentity: string): string {
+  const hash = createHash('sha256');
+  for (const part of [notebookDir, storageIdentity]) {
+    const bytes = Buffer.from(part, 'utf8');
+    const length = Buffer.alloc(8);
+    length.writeBigUInt64BE(BigInt(bytes.length));
+    hash.update(length).update(bytes);
+  }
+  return hash.digest('hex');
+}
+
+/**
+ * Opens (creating, 0700) P for the canonical notebook directory `notebookDir` (its realpath)
+ * and the store's identity: `<privateRoot>/notebooks/<key>/` holding `state.json`,
+ * `stat-cache.json`, `lock.sock` (non-Linux) and `git/`.
+ */
+export async function openPrivateState(opts: {
+  privateRoot: string;
+  notebookDir: string;
+  storageIdentity: string;
+}): Promise<PrivateState> {
+  const dir = join(
+    opts.privateRoot,
+    'notebooks',
+    privateStateKey(opts.notebookDir, opts.storageIdentity),
+  );
+  const gitdir = join(dir, 'git');
+  await mkdir(gitdir, { recursive: true, mode: 0o700 });
+  const stateFile = join(dir, 'state.json');
+  const statCache = await loadStatCache(join(dir, 'stat-cache.json'));
+  return {
+    dir,
+    gitdir,
+    statCache,
+    async readState() {
+      const text = await readFile(stateFile, 'utf8').catch((error: NodeJS.ErrnoException) => {
+        if (error.code === 'ENOENT') return undefined;
+        throw error;
+      });
+      if (text === undefined) return undefined;
+      const state = decodeState(text);
+      if (state.identity !== opts.storageIdentity) {
+        throw new StateError('identity-mismatch', 'recorded for another store');
+      }
+      return state;
+    },
+    async writeState(state) {
+      await writeFileDurably(stateFile, encodeState(state), { sync: true });
+    },
+    // Keyed by L, not P: two stores' P for one L still serialise on that L in-process.
+    lock: (lockOpts) => acquireLock(opts.notebookDir, join(dir, 'lock.sock'), lockOpts),
+  };
+}

@@ -1,0 +1,230 @@
+import { isUtf8 } from 'node:buffer';
+import type { BigIntStats, Dirent } from 'node:fs';
+import { constants, lstat, open, readdir, unlink } from 'node:fs/promises';
+import { checkNotebookPath, checkSegment, compareUtf8, foldKey } from '@slivingdoc/policy';
+import pLimit from 'p-limit';
+import { ConcurrentEditError, type ScanProblem, type ScanReason } from './errors';
+import { concurrentEdit, readSecurely } from './read-file';
+import { SecureDir } from './secure-dir';
+import { type FileStamp, sameStamp, stampOf } from './stamp';
+import type { StatCache } from './stat-cache';
+import { isTempName } from './temp-names';
+
+/** A file larger than this is not notebook state (SPEC §4). */
+export const MAX_FILE_BYTES = 64 * 1024 * 1024;
+/** An absolute path (L + `/` + notebook path) longer than this is PATH_TOO_DEEP (SPEC §4). */
+export const MAX_ABSOLUTE_PATH_BYTES = 4095;
+// Enough parallel lstat/read calls to keep the thread pool busy on a cold scan.
+const CONCURRENCY = 32;
+
+/** One valid notebook file found by {@link scanNotebook}. */
+export interface ScannedFile {
+  /** The notebook path. */
+  path: string;
+  /** Its `lstat` stamp when scanned. */
+  stamp: FileStamp;
+  /** The id the caller stored in the stat cache for this exact stamp, if any. */
+  cachedId?: string;
+  /**
+   * The content. Files read during the scan return those bytes; cache hits are read now,
+   * without following links, and throw {@link ConcurrentEditError} if the stamp changed.
+   */
+  read(): Promise<Uint8Array>;
+}
+
+/** Every valid file and every entry that is not notebook state, sorted by UTF-8 bytes. */
+export interface ScanResult {
+  files: Map<string, ScannedFile>;
+  problems: ScanProblem[];
+}
+
+/**
+ * Scans the notebook directory `dir` (SPEC §4): never follows a link, reads only regular
+ * files, and reports in one call every entry that is not notebook state (symlink, special
+ * file, invalid or non-UTF-8 name, case-fold collision, content not UTF-8 or with U+0000,
+ * over 64 MiB, path too long or too deep). Stale `.slivingdoc-<uuid>.tmp` files are removed
+ * and never reported. Empty directories are ignored. A file whose stamp hits `opts.cache`
+ * is not read. Throws `ENOENT` etc. from the file system as is.
+ */
+export async function scanNotebook(dir: string, opts: { cache: StatCache }): Promise<ScanResult> {
+  const scan = new Scan(dir, opts.cache);
+  const root = await SecureDir.open(dir);
+  try {
+    await scan.directory(root, '');
+  } finally {
+    await root.close();
+  }
+  return scan.result();
+}
+
+class Scan {
+  private readonly files = new Map<string, ScannedFile>();
+  private readonly problems: ScanProblem[] = [];
+  // Every valid file and directory path, for the collision check.
+  private readonly namesByKey = new Map<string, string[]>();
+  private readonly limit = pLimit(CONCURRENCY);
+  private readonly rootBytes: number;
+
+  constructor(
+    private readonly root: string,
+    private readonly cache: StatCache,
+  ) {
+    this.rootBytes = Buffer.byteLength(root, 'utf8');
+  }
+
+  async directory(dir: SecureDir, prefix: string): Promise<void> {
+    const entries = (await readdir(dir.self, {
+      withFileTypes: true,
+      encoding: 'buffer',
+    })) as unknown as Dirent<Buffer>[];
+    const subdirs: string[] = [];
+    await Promise.all(
+      entries.map((entry) =>
+        this.limit(async () => {
+          const sub = await this.entry(dir, prefix, entry.name);
+          if (sub !== undefined) subdirs.push(sub);
+        }),
+      ),
+    );
+    // Sequential descent keeps one open descriptor per level.
+    for (const name of subdirs.sort(compareUtf8)) {
+      const child = await dir.openChild(name).catch(concurrentEdit(prefix + name));
+      try {
+        await this.directory(child, `${prefix}${name}/`);
+      } finally {
+        await child.close();
+      }
+    }
+  }
+
+  /** Classifies one entry; returns its name when it is a directory to descend into. */
+  private async entry(
+    dir: SecureDir,
+    prefix: string,
+    rawName: Buffer,
+  ): Promise<string | undefined> {
+    const name = rawName.toString('utf8');
+    const path = prefix + name;
+    if (!isUtf8(rawName)) return this.problem(path, 'INVALID_NAME');
+    if (isTempName(name)) {
+      await this.removeStaleTemp(dir, name);
+      return undefined;
+    }
+    const stats = await lstat(dir.child(name), { bigint: true }).catch(ignoreVanished);
+    if (!stats) return undefined;
+    if (stats.isSymbolicLink()) return this.problem(path, 'SYMLINK');
+    if (stats.isDirectory()) {
+      const reason = checkSegment(name);
+      if (reason) return this.problem(path, reason);
+      this.remember(path);
+      return name;
+    }
+    if (!stats.isFile()) return this.problem(path, 'SPECIAL_FILE');
+    const reason = this.pathReason(path);
+    if (reason) return this.problem(path, reason);
+    await this.file(dir, name, path, stats);
+    return undefined;
+  }
+
+  private pathReason(path: string): ScanReason | undefined {
+    const reason = checkNotebookPath(path);
+    if (reason) return reason;
+    if (this.rootBytes + 1 + Buffer.byteLength(path, 'utf8') > MAX_ABSOLUTE_PATH_BYTES) {
+      return 'PATH_TOO_DEEP';
+    }
+    return undefined;
+  }
+
+  private async file(dir: SecureDir, name: string, path: string, stats: BigIntStats) {
+    if (stats.size > BigInt(MAX_FILE_BYTES)) return this.problem(path, 'FILE_TOO_LARGE');
+    this.remember(path);
+    const stamp = stampOf(stats);
+    const cachedId = this.cache.get(path, stamp);
+    if (cachedId !== undefined) {
+      const root = this.root;
+      this.files.set(path, { path, stamp, cachedId, read: () => readSecurely(root, path, stamp) });
+      return;
+    }
+    const read = await readStableContent(dir, name, path);
+    if (!read) return;
+    if (read.kind === 'problem') return this.problem(path, read.reason);
+    const { content } = read;
+    this.files.set(path, { path, stamp: read.stamp, read: async () => content });
+  }
+
+  private async removeStaleTemp(dir: SecureDir, name: string): Promise<void> {
+    const stats = await lstat(dir.child(name)).catch(ignoreVanished);
+    if (stats?.isFile()) await unlink(dir.child(name)).catch(ignoreVanished);
+  }
+
+  private remember(path: string): void {
+    const key = foldKey(path);
+    const paths = this.namesByKey.get(key);
+    if (paths) paths.push(path);
+    else this.namesByKey.set(key, [path]);
+  }
+
+  private problem(path: string, reason: ScanReason): undefined {
+    this.problems.push({ path, reason, ranges: [] });
+    return undefined;
+  }
+
+  result(): ScanResult {
+    for (const paths of this.namesByKey.values()) {
+      if (paths.length < 2) continue;
+      for (const path of paths) {
+        this.files.delete(path);
+        this.problem(path, 'NAME_COLLISION');
+      }
+    }
+    this.problems.sort((a, b) => compareUtf8(a.path, b.path) || compareUtf8(a.reason, b.reason));
+    const files = new Map([...this.files].sort(([a], [b]) => compareUtf8(a, b)));
+    return { files, problems: this.problems };
+  }
+}
+
+type ReadOutcome =
+  | { kind: 'content'; content: Buffer; stamp: FileStamp }
+  | { kind: 'problem'; reason: ScanReason };
+
+// A file edited while being read is read again, so the content always matches its stamp
+// (the stat cache would otherwise pin stale content to a fresh stamp).
+async function readStableContent(
+  dir: SecureDir,
+  name: string,
+  path: string,
+): Promise<ReadOutcome | undefined> {
+  for (let attempt = 0; attempt < 5; attempt += 1) {
+    // O_NONBLOCK: a FIFO swapped in after the lstat must not block the scan.
+    const handle = await open(
+      dir.child(name),
+      constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK,
+    ).catch((error: NodeJS.ErrnoException) => {
+      if (error.code === 'ELOOP') return 'symlink' as const;
+      if (error.code === 'ENOENT') return undefined;
+      throw error;
+    });
+    if (handle === undefined) return undefined;
+    if (handle === 'symlink') return { kind: 'problem', reason: 'SYMLINK' };
+    try {
+      const before = await handle.stat({ bigint: true });
+      if (!before.isFile()) return { kind: 'problem', reason: 'SPECIAL_FILE' };
+      if (before.size > BigInt(MAX_FILE_BYTES))
+        return { kind: 'problem', reason: 'FILE_TOO_LARGE' };
+      const content = await handle.readFile();
+      const stamp = stampOf(await handle.stat({ bigint: true }));
+      if (!sameStamp(stamp, stampOf(before))) continue;
+      if (!isUtf8(content)) return { kind: 'problem', reason: 'NOT_UTF8' };
+      if (content.includes(0)) return { kind: 'problem', reason: 'CONTAINS_NUL' };
+      return { kind: 'content', content, stamp };
+    } finally {
+      await handle.close();
+    }
+  }
+  throw new ConcurrentEditError([path]);
+}
+
+function ignoreVanished(error: NodeJS.ErrnoException): undefined {
+  if (error.code === 'ENOENT') return undefined;
+  throw error;
+}

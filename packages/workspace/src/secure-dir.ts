@@ -1,0 +1,68 @@
+import { existsSync } from 'node:fs';
+import { constants, type FileHandle, lstat, open } from 'node:fs/promises';
+import { join } from 'node:path';
+
+const { O_RDONLY, O_DIRECTORY, O_NOFOLLOW } = constants;
+
+// Node 20 has no openat(2). On Linux, /proc/self/fd/<fd>/<name> resolves <name> inside the
+// directory the descriptor holds, whatever has been renamed or swapped above it since, so
+// every operation below touches exactly one name in an already opened directory and cannot
+// be redirected by a link put in place of a parent (SPEC §4). Elsewhere, names are joined to
+// the directory's path and each opened directory is compared (dev, ino) with the lstat taken
+// just before; the window between that lstat and a later operation on a child name remains
+// (a documented residual risk on non-Linux systems).
+const PROC_FD = process.platform === 'linux' && existsSync('/proc/self/fd');
+
+/** A directory opened without following links; children are addressed through it. */
+export class SecureDir {
+  private constructor(
+    private readonly handle: FileHandle,
+    private readonly base: string,
+  ) {}
+
+  /** Opens `path` itself as a directory, refusing a link in its final component. */
+  static async open(path: string): Promise<SecureDir> {
+    return SecureDir.openChecked(path, path);
+  }
+
+  private static async openChecked(path: string, plainPath: string): Promise<SecureDir> {
+    const before = PROC_FD ? undefined : await lstat(path, { bigint: true });
+    const handle = await open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+    try {
+      if (before) {
+        const after = await handle.stat({ bigint: true });
+        if (after.ino !== before.ino || after.dev !== before.dev) {
+          throw Object.assign(new Error('directory replaced while opening'), { code: 'ELOOP' });
+        }
+      }
+    } catch (error) {
+      await handle.close();
+      throw error;
+    }
+    return new SecureDir(handle, PROC_FD ? `/proc/self/fd/${handle.fd}` : plainPath);
+  }
+
+  /** The path that names this directory itself (for readdir, fsync-free listing). */
+  get self(): string {
+    return this.base;
+  }
+
+  /** The path of one child name (a single segment) inside this directory. */
+  child(name: string): string {
+    return join(this.base, name);
+  }
+
+  /** Opens the child directory `name`; fails with ELOOP/ENOTDIR if it is a link or a file. */
+  async openChild(name: string): Promise<SecureDir> {
+    return SecureDir.openChecked(this.child(name), this.child(name));
+  }
+
+  /** Flushes the directory entry changes (renames, unlinks) to disk. */
+  async sync(): Promise<void> {
+    await this.handle.sync();
+  }
+
+  async close(): Promise<void> {
+    await this.handle.close();
+  }
+}

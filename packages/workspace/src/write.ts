@@ -1,0 +1,247 @@
+import type { BigIntStats } from 'node:fs';
+import { constants, link, lstat, mkdir, open, rename, rmdir, unlink } from 'node:fs/promises';
+import { checkNotebookPath, compareUtf8 } from '@slivingdoc/policy';
+import { ConcurrentEditError, InvalidChangeError } from './errors';
+import { concurrentEdit } from './read-file';
+import { SecureDir } from './secure-dir';
+import { type FileStamp, sameStamp, stampOf } from './stamp';
+import { newTempName } from './temp-names';
+
+/**
+ * One file to change in L: `content` to write (or `null` to delete), and what the caller
+ * expects to be there now — the stamp its scan saw, or `'absent'`.
+ */
+export interface FileChange {
+  path: string;
+  content: Uint8Array | null;
+  expect: FileStamp | 'absent';
+}
+
+// Link-free file systems (some FUSE, vfat) refuse link(2); a new file then falls back to a
+// checked rename.
+const NO_HARD_LINKS = new Set(['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'EMLINK', 'EXDEV']);
+
+/**
+ * Applies `changes` to the notebook directory `dir` (SPEC §4): deletions first, then the
+ * directories they leave empty, then writes. Each file is written as a new
+ * `.slivingdoc-<uuid>.tmp` (0644 before umask, fsynced) in its own directory and then
+ * renamed over the target (or hard-linked, for a target that must be absent), so a reader
+ * sees the old or the new content and no existing inode is ever written into. Every
+ * operation goes through directories opened without following links. A target that no
+ * longer matches its expectation, or a directory that became a link or a file, throws
+ * {@link ConcurrentEditError}: before anything is touched when the first check finds it,
+ * else with the changes before it applied (each one atomic). Touched directories are
+ * fsynced before returning.
+ */
+export async function writeChanges(dir: string, changes: FileChange[]): Promise<void> {
+  for (const change of changes) {
+    const reason = checkNotebookPath(change.path);
+    if (reason) throw new InvalidChangeError(change.path, reason);
+  }
+  const ordered = [...changes].sort((a, b) => compareUtf8(a.path, b.path));
+  const tree = new DirTree(await SecureDir.open(dir));
+  try {
+    await checkExpectations(tree, ordered);
+    const deletions = ordered.filter((change) => change.content === null);
+    for (const change of deletions) await deleteFile(tree, change);
+    await tree.removeEmptied(deletions.map((change) => parentOf(change.path)));
+    for (const change of ordered) {
+      if (change.content !== null) await writeFile(tree, change, change.content);
+    }
+    await tree.syncTouched();
+  } finally {
+    await tree.close();
+  }
+}
+
+async function checkExpectations(tree: DirTree, changes: FileChange[]): Promise<void> {
+  const mismatched: string[] = [];
+  for (const change of changes) {
+    const found = await entryAt(tree, change.path);
+    // A directory where a file is expected absent is fine here: the deletions in this same
+    // call may empty and remove it; publishing then refuses it if they did not.
+    const ok =
+      change.expect === 'absent'
+        ? found === undefined || found.isDirectory()
+        : found?.isFile() === true && sameStamp(stampOf(found), change.expect);
+    if (!ok) mismatched.push(change.path);
+  }
+  if (mismatched.length > 0) throw new ConcurrentEditError(mismatched);
+}
+
+/** The lstat of `path`, or `undefined` when it (or a parent directory) does not exist. */
+async function entryAt(tree: DirTree, path: string): Promise<BigIntStats | undefined> {
+  const parent = await tree.open(parentOf(path), false).catch((error: NodeJS.ErrnoException) => {
+    // A file where a parent directory would be: the path itself is absent.
+    if (error.code === 'ENOTDIR') return undefined;
+    return concurrentEdit(path)(error);
+  });
+  if (!parent) return undefined;
+  return lstat(parent.child(baseOf(path)), { bigint: true }).catch(
+    (error: NodeJS.ErrnoException) => {
+      if (error.code === 'ENOENT') return undefined;
+      throw error;
+    },
+  );
+}
+
+async function deleteFile(tree: DirTree, change: FileChange): Promise<void> {
+  const found = await entryAt(tree, change.path);
+  if (change.expect === 'absent') {
+    if (found !== undefined) throw new ConcurrentEditError([change.path]);
+    return;
+  }
+  if (!found?.isFile() || !sameStamp(stampOf(found), change.expect)) {
+    throw new ConcurrentEditError([change.path]);
+  }
+  const parent = (await tree.open(parentOf(change.path), false))!;
+  await unlink(parent.child(baseOf(change.path))).catch(concurrentEdit(change.path));
+  tree.touch(parentOf(change.path));
+}
+
+async function writeFile(tree: DirTree, change: FileChange, content: Uint8Array): Promise<void> {
+  const parent = (await tree.open(parentOf(change.path), true).catch(concurrentEdit(change.path)))!;
+  const temp = parent.child(newTempName());
+  const target = parent.child(baseOf(change.path));
+  const handle = await open(
+    temp,
+    constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW,
+    0o644,
+  );
+  try {
+    await handle.writeFile(content);
+    await handle.sync();
+  } catch (error) {
+    await handle.close();
+    await unlink(temp).catch(() => {});
+    throw error;
+  }
+  await handle.close();
+  try {
+    await publish(change, temp, target);
+  } catch (error) {
+    await unlink(temp).catch(() => {});
+    throw error;
+  }
+  tree.touch(parentOf(change.path));
+}
+
+async function publish(change: FileChange, temp: string, target: string): Promise<void> {
+  if (change.expect === 'absent') {
+    // link(2) never replaces: a file created meanwhile makes it fail instead of vanishing.
+    const linked = await link(temp, target).then(
+      () => true,
+      (error: NodeJS.ErrnoException) => {
+        if (error.code === 'EEXIST') throw new ConcurrentEditError([change.path]);
+        if (NO_HARD_LINKS.has(error.code ?? '')) return false;
+        throw error;
+      },
+    );
+    if (linked) {
+      await unlink(temp);
+      return;
+    }
+  }
+  // The remaining window between this lstat and rename(2) cannot be closed without
+  // renameat2(RENAME_EXCHANGE), which Node 20 does not offer.
+  const stats = await lstat(target, { bigint: true }).catch(() => undefined);
+  const expected =
+    change.expect === 'absent'
+      ? stats === undefined
+      : stats?.isFile() === true && sameStamp(stampOf(stats), change.expect);
+  if (!expected) throw new ConcurrentEditError([change.path]);
+  await rename(temp, target);
+}
+
+function parentOf(path: string): string {
+  const slash = path.lastIndexOf('/');
+  return slash < 0 ? '' : path.slice(0, slash);
+}
+
+function baseOf(path: string): string {
+  return path.slice(path.lastIndexOf('/') + 1);
+}
+
+/** The directories of L opened during one writeChanges call, by notebook path. */
+class DirTree {
+  private readonly open_ = new Map<string, SecureDir>();
+  private readonly touched = new Set<string>();
+
+  constructor(root: SecureDir) {
+    this.open_.set('', root);
+  }
+
+  /** Opens directory `path` (creating it, 0755 before umask, with `create`). */
+  async open(path: string, create: boolean): Promise<SecureDir | undefined> {
+    const known = this.open_.get(path);
+    if (known) return known;
+    const parent = await this.open(parentOf(path), create);
+    if (!parent) return undefined;
+    const name = baseOf(path);
+    if (create) {
+      await mkdir(parent.child(name), { mode: 0o755 }).then(
+        () => this.touch(parentOf(path)),
+        (error: NodeJS.ErrnoException) => {
+          if (error.code !== 'EEXIST') throw error;
+        },
+      );
+    }
+    const dir = await parent.openChild(name).catch((error: NodeJS.ErrnoException) => {
+      if (error.code === 'ENOENT' && !create) return undefined;
+      throw error;
+    });
+    if (dir) this.open_.set(path, dir);
+    return dir;
+  }
+
+  touch(path: string): void {
+    this.touched.add(path);
+  }
+
+  /** Removes the given directories and their ancestors (never L) while they are empty. */
+  async removeEmptied(paths: string[]): Promise<void> {
+    const candidates = new Set<string>();
+    for (let path of paths) {
+      while (path !== '') {
+        candidates.add(path);
+        path = parentOf(path);
+      }
+    }
+    // Deepest first, so a parent is tried after its children.
+    const ordered = [...candidates].sort((a, b) => b.split('/').length - a.split('/').length);
+    for (const path of ordered) {
+      const parent = await this.open(parentOf(path), false).catch(concurrentEdit(path));
+      if (!parent) continue;
+      const removed = await rmdir(parent.child(baseOf(path))).then(
+        () => true,
+        (error: NodeJS.ErrnoException) => {
+          if (['ENOTEMPTY', 'EEXIST', 'ENOENT', 'ENOTDIR'].includes(error.code ?? '')) return false;
+          throw error;
+        },
+      );
+      if (removed) {
+        await this.forget(path);
+        this.touch(parentOf(path));
+      }
+    }
+  }
+
+  private async forget(path: string): Promise<void> {
+    for (const [known, dir] of this.open_) {
+      if (known === path || known.startsWith(`${path}/`)) {
+        this.open_.delete(known);
+        this.touched.delete(known);
+        await dir.close();
+      }
+    }
+  }
+
+  async syncTouched(): Promise<void> {
+    for (const path of this.touched) await this.open_.get(path)?.sync();
+  }
+
+  async close(): Promise<void> {
+    for (const dir of this.open_.values()) await dir.close();
+    this.open_.clear();
+  }
+}

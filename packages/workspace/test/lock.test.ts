@@ -1,0 +1,126 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { LockTimeoutError, openPrivateState } from '../src/index';
+import { tempDir } from './helpers';
+
+const holder = fileURLToPath(new URL('./fixtures/hold-lock.ts', import.meta.url));
+const packageDir = fileURLToPath(new URL('..', import.meta.url));
+let root: { path: string; cleanup: () => Promise<void> };
+const children: ChildProcess[] = [];
+
+beforeEach(async () => {
+  root = await tempDir('ws-lock-');
+});
+
+afterEach(async () => {
+  for (const child of children.splice(0)) if (child.exitCode === null) child.kill('SIGKILL');
+  await root.cleanup();
+});
+
+const open = (notebookDir = '/w/notebook') =>
+  openPrivateState({
+    privateRoot: join(root.path, 'private'),
+    notebookDir,
+    storageIdentity: 'test-store',
+  });
+
+/** Starts a real child process (the package's own code through tsx) that takes the lock. */
+function startHolder(notebookDir: string): { child: ChildProcess; said: () => string } {
+  const child = spawn(
+    process.execPath,
+    [
+      '--conditions=@slivingdoc/source',
+      '--import',
+      'tsx',
+      holder,
+      join(root.path, 'private'),
+      notebookDir,
+    ],
+    { cwd: packageDir, stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  children.push(child);
+  let out = '';
+  child.stdout!.setEncoding('utf8');
+  child.stdout!.on('data', (chunk: string) => {
+    out += chunk;
+  });
+  return { child, said: () => out };
+}
+
+async function untilLocked(holderProcess: { child: ChildProcess; said: () => string }) {
+  const { child, said } = holderProcess;
+  while (!said().includes('locked')) {
+    if (child.exitCode !== null) throw new Error('lock holder exited before locking');
+    await Promise.race([once(child.stdout!, 'data'), once(child, 'exit')]);
+  }
+}
+
+describe('PrivateState.lock', () => {
+  it('serialises calls for one L inside the process, in order', async () => {
+    const p = await open();
+    const order: string[] = [];
+    const release1 = await p.lock({ timeoutMs: 5_000 });
+    const second = p.lock({ timeoutMs: 5_000 }).then((release) => {
+      order.push('second');
+      return release;
+    });
+    const third = p.lock({ timeoutMs: 5_000 }).then((release) => {
+      order.push('third');
+      return release;
+    });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(order).toEqual([]);
+    order.push('first released');
+    await release1();
+    await (await second)();
+    await (await third)();
+    expect(order).toEqual(['first released', 'second', 'third']);
+  });
+
+  it('times out with PATH_BUSY · LOCK_TIMEOUT while held in-process, and recovers after', async () => {
+    const p = await open();
+    const release = await p.lock({ timeoutMs: 1_000 });
+    const error = await p.lock({ timeoutMs: 50 }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(LockTimeoutError);
+    expect(error).toMatchObject({ code: 'PATH_BUSY', reason: 'LOCK_TIMEOUT' });
+    await release();
+    await (await p.lock({ timeoutMs: 1_000 }))();
+  });
+
+  it('lets different notebook directories lock independently', async () => {
+    const a = await (await open('/w/a')).lock({ timeoutMs: 1_000 });
+    const b = await (await open('/w/b')).lock({ timeoutMs: 1_000 });
+    await a();
+    await b();
+  });
+
+  it('stops waiting when the signal aborts', async () => {
+    const p = await open();
+    const release = await p.lock({ timeoutMs: 1_000 });
+    const controller = new AbortController();
+    const waiting = p.lock({ timeoutMs: 10_000, signal: controller.signal });
+    controller.abort(new Error('cancelled'));
+    await expect(waiting).rejects.toThrow('cancelled');
+    await release();
+  });
+
+  it('excludes another process, and a holder killed with SIGKILL leaves no stuck lock', async () => {
+    const first = startHolder('/w/notebook');
+    await untilLocked(first);
+    const p = await open();
+    await expect(p.lock({ timeoutMs: 200 })).rejects.toBeInstanceOf(LockTimeoutError);
+    first.child.kill('SIGKILL');
+    await once(first.child, 'exit');
+    const release = await p.lock({ timeoutMs: 5_000 });
+    // And the other way round: our hold keeps a new process out until we release.
+    const second = startHolder('/w/notebook');
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    expect(second.said()).toBe('');
+    await release();
+    await untilLocked(second);
+    expect(second.said()).toBe('locked\n');
+  }, 30_000);
+});
