@@ -1,11 +1,11 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import {
-  CallToolRequestSchema,
-  type CallToolResult,
-  ErrorCode,
-  ListToolsRequestSchema,
-  McpError,
-} from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
+import type { NotebookService } from '@slivingdoc/engine';
+import { type Scrubber, withPathSetSentences } from '@slivingdoc/envelope';
+import { z } from 'zod';
+import { runToolCall } from './call';
+import { type CallLogger, silentLogger } from './call-log';
+import type { DuplicateKeyLedger } from './duplicate-keys';
 import {
   BASE_DESCRIPTIONS,
   baseInstructions,
@@ -18,35 +18,76 @@ import {
 export interface McpServerOptions {
   /** Release version advertised as the implementation version. */
   version: string;
-  /** The server's own notebook directory (named in the instructions). */
-  notebookDir: string;
-  /** Answers a tool call whose tool name is known; arguments arrive raw. */
-  callTool: (tool: ToolName, rawArguments: unknown, signal: AbortSignal) => Promise<CallToolResult>;
+  /** The engine; its `sets` and `notebookDir` shape every text surface. */
+  service: NotebookService;
+  /** The process's scrubber (private root, AWS secrets from the environment). */
+  scrubber: Scrubber;
+  /** Receives the two records per call (pino-compatible); default: none. */
+  logger?: CallLogger;
+  /** Duplicate-key marks from the transport (`StrictStdioServerTransport.duplicateKeys`). */
+  duplicateKeys?: DuplicateKeyLedger;
+  /** Home directory for `~/` in `path`; default `os.homedir()`. */
+  home?: string;
+  /** Source of per-call ids; default `newDiagnosticId` (tests inject a fixed one). */
+  newDiagnosticId?: () => string;
 }
+
+/**
+ * Lets every `tools/call` through the SDK's first parse. With the SDK's own schema, null or
+ * non-object `arguments` fail that parse and come back as -32603; with this one they reach
+ * the `Server`'s tools/call validation and come back as -32602 (SPEC §2).
+ */
+const RawCallToolRequestSchema = z.object({
+  method: z.literal('tools/call'),
+  params: z.looseObject({ name: z.string(), arguments: z.unknown().optional() }),
+});
 
 const isToolName = (name: string): name is ToolName =>
   (TOOL_NAMES as readonly string[]).includes(name);
 
 /**
- * Builds the low-level MCP server with exactly two tools, no prompts and no resources.
- * The low-level `Server` is used so `arguments` reach our strict decoder untouched.
+ * Builds the low-level MCP server with exactly two tools, no prompts and no resources. The
+ * low-level `Server` is used so `arguments` reach our strict decoder untouched. Tools declare
+ * no `outputSchema` (the client would validate error envelopes against it).
+ *
+ * Calls run concurrently; calls on one notebook directory are serialised by the engine,
+ * which knows the directory's identity (its realpath) and holds its lock.
  */
 export function createMcpServer(options: McpServerOptions): Server {
+  const { service } = options;
   const server = new Server(
     { name: 'slivingdoc', version: options.version },
-    { capabilities: { tools: {} }, instructions: baseInstructions(options.notebookDir) },
+    {
+      capabilities: { tools: {} },
+      instructions: withPathSetSentences(baseInstructions(service.notebookDir), service.sets),
+    },
   );
-  server.setRequestHandler(ListToolsRequestSchema, async () => ({
-    tools: TOOL_NAMES.map((name) => ({
-      name,
-      description: BASE_DESCRIPTIONS[name],
-      inputSchema: INPUT_SCHEMAS[name],
-    })),
+  const tools = TOOL_NAMES.map((name) => ({
+    name,
+    description: withPathSetSentences(BASE_DESCRIPTIONS[name], service.sets),
+    inputSchema: INPUT_SCHEMAS[name],
   }));
-  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools }));
+  server.setRequestHandler(RawCallToolRequestSchema, async (request, extra) => {
     const { name } = request.params;
+    const duplicateKeys = options.duplicateKeys?.consume(extra.requestId) ?? false;
     if (!isToolName(name)) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
-    return options.callTool(name, request.params.arguments, extra.signal);
+    return runToolCall(
+      {
+        tool: name,
+        // The SDK validated it as an object or absent before this handler runs.
+        rawArguments: request.params.arguments as Record<string, unknown> | undefined,
+        duplicateKeys,
+        signal: extra.signal,
+      },
+      {
+        service,
+        scrubber: options.scrubber,
+        logger: options.logger ?? silentLogger,
+        ...(options.home !== undefined ? { home: options.home } : {}),
+        ...(options.newDiagnosticId ? { newDiagnosticId: options.newDiagnosticId } : {}),
+      },
+    );
   });
   return server;
 }

@@ -1,0 +1,66 @@
+import { type MemberNode, parse as parseJsonAst, type ValueNode } from '@humanwhocodes/momoa';
+import type { RequestId } from '@modelcontextprotocol/sdk/types.js';
+
+/**
+ * Remembers which `tools/call` requests carried a duplicate key inside `params.arguments`.
+ * `JSON.parse` (and so the SDK) silently keeps the last of two equal keys, so the transport
+ * scans each line with a JSON AST parser that keeps every member and marks the request id
+ * here; the call handler consumes the mark and answers INVALID_ARGUMENTS (SPEC §2).
+ */
+export class DuplicateKeyLedger {
+  readonly #marked = new Set<string>();
+
+  /** Records that request `id` carried a duplicate key. */
+  mark(id: RequestId): void {
+    this.#marked.add(keyOf(id));
+  }
+
+  /** True (once) when request `id` was marked; ids may be reused after a request ends. */
+  consume(id: RequestId): boolean {
+    return this.#marked.delete(keyOf(id));
+  }
+}
+
+// `1` and `"1"` are different JSON-RPC ids.
+function keyOf(id: RequestId): string {
+  return `${typeof id}:${id}`;
+}
+
+function member(node: ValueNode, name: string): MemberNode[] {
+  return node.type === 'Object'
+    ? node.members.filter((m) => m.name.type === 'String' && m.name.value === name)
+    : [];
+}
+
+function hasDuplicateKeys(node: ValueNode): boolean {
+  if (node.type === 'Array') return node.elements.some((e) => hasDuplicateKeys(e.value));
+  if (node.type !== 'Object') return false;
+  const names = new Set<string>();
+  for (const m of node.members) {
+    const name = m.name.type === 'String' ? m.name.value : m.name.name;
+    if (names.has(name)) return true;
+    names.add(name);
+    if (hasDuplicateKeys(m.value)) return true;
+  }
+  return false;
+}
+
+/**
+ * True when the JSON text is a `tools/call` request whose `params` repeat `arguments` or
+ * whose `arguments` (at any depth) repeat a key. Text that is not such a request is false:
+ * the SDK's own parse decides what happens to it.
+ */
+export function toolCallHasDuplicateKeys(line: string): boolean {
+  let root: ValueNode;
+  try {
+    root = parseJsonAst(line).body;
+  } catch {
+    return false;
+  }
+  const method = member(root, 'method').at(-1)?.value;
+  if (method?.type !== 'String' || method.value !== 'tools/call') return false;
+  const params = member(root, 'params').at(-1)?.value;
+  if (!params) return false;
+  const args = member(params, 'arguments');
+  return args.length > 1 || args.some((m) => hasDuplicateKeys(m.value));
+}

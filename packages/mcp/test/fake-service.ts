@@ -1,0 +1,53 @@
+import type { CommitRequest, NotebookService, PullRequest } from '@slivingdoc/engine';
+import { buildSuccess, type PathSets, type SuccessResult } from '@slivingdoc/envelope';
+
+type Handler<R> = (request: R) => Promise<SuccessResult>;
+
+/**
+ * A NotebookService double: records every request and answers with what the test scripted
+ * (by default a success for the requested path), so the adapter is tested alone.
+ */
+export class FakeNotebookService implements NotebookService {
+  readonly pulls: PullRequest[] = [];
+  readonly commits: CommitRequest[] = [];
+  onPull: Handler<PullRequest>;
+  onCommit: Handler<CommitRequest>;
+
+  constructor(
+    readonly notebookDir = '/w/nb',
+    readonly sets: PathSets = { readOnly: [], writable: [] },
+  ) {
+    const ok = async (request: { path?: string }) =>
+      buildSuccess({
+        path: request.path || this.notebookDir,
+        generation: 7,
+        files: [{ path: 'notes/a.md', insertions: 2, deletions: 1 }],
+        sets: this.sets,
+      });
+    this.onPull = ok;
+    this.onCommit = ok;
+  }
+
+  pull(request: PullRequest): Promise<SuccessResult> {
+    this.pulls.push(request);
+    return this.onPull(request);
+  }
+
+  commit(request: CommitRequest): Promise<SuccessResult> {
+    this.commits.push(request);
+    return this.onCommit(request);
+  }
+
+  async close(): Promise<void> {}
+}
+
+/** Every record the adapter logged, with its level and msg. */
+export function recordingLogger() {
+  const records: { level: string; msg: string; [key: string]: unknown }[] = [];
+  const at =
+    (level: string) =>
+    (record: Record<string, unknown>, msg: string): void => {
+      records.push({ level, msg, ...record });
+    };
+  return { records, logger: { info: at('info'), warn: at('warn'), error: at('error') } };
+}
