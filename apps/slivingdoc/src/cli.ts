@@ -1,79 +1,41 @@
-import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, realpathSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import { createMcpServer } from '@slivingdoc/mcp';
-import pkg from '../package.json' with { type: 'json' };
+import { parseInvocation } from './config/parse';
+import { HELP } from './help';
+import { asRefusal, refuse } from './runtime/refuse';
+import { VERSION } from './version';
 
-const USAGE = `Usage: slivingdoc <command> [options]
-
-Commands:
-  serve, s                     run the MCP server over stdio
-  pull, p <path>               pull the notebook into <path>
-  commit, c <path> -m <msg>    commit the edits in <path>
-  version, v                   print the version
-`;
-
-function serve(): void {
-  const session = mkdtempSync(join(tmpdir(), 'slivingdoc-'));
-  const notebookDir = join(session, 'notebook');
-  mkdirSync(notebookDir, { mode: 0o700 });
-  mkdirSync(join(session, 'private'), { mode: 0o700 });
-  const server = createMcpServer({
-    version: pkg.version,
-    notebookDir: realpathSync(notebookDir),
-    // Walking skeleton: the engine is not wired in yet.
-    callTool: async () => {
-      const diagnosticId = randomBytes(8).toString('hex');
-      const error = {
-        code: 'ENGINE_FAILED',
-        reason: 'INTERNAL_ERROR',
-        action: 'RETRY',
-        diagnosticId,
-        retryable: true,
-        message: 'The engine is not available in this build.',
-        files: [],
-        readOnly: [],
-        writable: [],
-      };
-      return {
-        isError: true,
-        content: [
-          {
-            type: 'text',
-            text: `ENGINE_FAILED · INTERNAL_ERROR\n${error.message}\naction: RETRY\nretryable: true\ndiagnosticId: ${diagnosticId}`,
-          },
-        ],
-        structuredContent: error,
-      };
-    },
+/**
+ * The `slivingdoc` bin. Kept thin and cheap to load: `version` and `-h` load no engine,
+ * MCP or AWS code; each command's module (and the AWS SDK, only with a bucket) loads on
+ * demand.
+ */
+async function main(argv: string[]): Promise<number> {
+  const invocation = parseInvocation(argv, process.env, {
+    cwd: process.cwd(),
+    home: process.env.HOME || (await import('node:os')).homedir(),
   });
-  void server.connect(new StdioServerTransport());
-}
-
-function main(argv: string[]): void {
-  const [command] = argv;
-  switch (command) {
-    case 'version':
-    case 'v':
-      process.stdout.write(`slivingdoc ${pkg.version}\n`);
-      return;
-    case 'serve':
-    case 's':
-      serve();
-      return;
-    case '-h':
-    case '--help':
+  switch (invocation.kind) {
     case 'help':
-      process.stdout.write(USAGE);
-      return;
-    default:
-      process.stderr.write(
-        `slivingdoc: usage — unknown command ${JSON.stringify(command ?? '')}\n`,
-      );
-      process.exitCode = 2;
+      process.stdout.write(HELP);
+      return 0;
+    case 'version':
+      process.stdout.write(`slivingdoc ${VERSION}\n`);
+      return 0;
+    case 'refusal':
+      return refuse(invocation);
+    case 'serve':
+      return (await import('./commands/serve')).runServe(invocation.config);
+    case 'pull':
+    case 'commit':
+      return (await import('./commands/sync')).runSync(invocation);
   }
 }
 
-main(process.argv.slice(2));
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  // Only a bug reaches here: every expected failure is a refusal or an envelope.
+  (error: unknown) => {
+    process.exitCode = refuse(asRefusal(error));
+  },
+);

@@ -114,3 +114,14 @@ function scrubStrings(value: unknown, scrub: (text: string) => string, depth = 0
     Object.entries(value).map(([key, item]) => [key, scrubStrings(item, scrub, depth + 1)]),
   );
 }
+
+/**
+ * Routes process warnings (`process.emitWarning`, e.g. from a dependency) into `log`, so
+ * stderr stays pino JSON lines. Replaces Node's default printer, which writes plain text.
+ */
+export function routeProcessWarnings(log: Logger): void {
+  process.removeAllListeners('warning');
+  process.on('warning', (warning) => {
+    log.warn({ warning: { name: warning.name, message: warning.message } }, 'process warning');
+  });
+}

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createLogging, parseLogLevel } from '../src/logging';
+import { createLogging, parseLogLevel, routeProcessWarnings } from '../src/logging';
 
 function capture(logLevel: string | undefined, scrub = (s: string) => s) {
   const lines: Record<string, unknown>[] = [];
@@ -107,5 +107,28 @@ describe('log records', () => {
       message: 'store failed: denied for [redacted]',
       stack: expect.stringContaining('caused by: Error: denied for [redacted]'),
     });
+  });
+});
+
+describe('process warnings', () => {
+  it('become warn records instead of plain text on stderr', async () => {
+    const saved = process.listeners('warning');
+    const { logging, lines } = capture(undefined);
+    try {
+      routeProcessWarnings(logging.module('app'));
+      process.emitWarning('something odd', 'ExampleWarning');
+      await new Promise((resolve) => setImmediate(resolve));
+    } finally {
+      process.removeAllListeners('warning');
+      for (const listener of saved) process.on('warning', listener);
+    }
+    expect(lines).toEqual([
+      expect.objectContaining({
+        level: 'warn',
+        module: 'app',
+        msg: 'process warning',
+        warning: { name: 'ExampleWarning', message: 'something odd' },
+      }),
+    ]);
   });
 });

@@ -1,4 +1,5 @@
 import { type ParseArgsConfig, parseArgs } from 'node:util';
+import { createPathPolicy, PathSetError } from '@slivingdoc/policy';
 import { defaultPrivateRoot, defaultStoreDir, overlaps } from './paths';
 import { configuration, RefusalError, usage } from './refusal';
 import type { AppConfig, Invocation, ParseContext, Refusal, StoreConfig } from './types';
@@ -211,12 +212,16 @@ function buildConfig(
     const setting = pick(flags, env, flag, envName);
     return setting ? parseInteger(setting.source, setting.raw, min, max) : fallback;
   };
+  const sets = pathSets(
+    pickList(flags, env, 'writable', 'SLIVINGDOC_WRITABLE'),
+    pickList(flags, env, 'read-only', 'SLIVINGDOC_READ_ONLY'),
+  );
   return {
     store,
     workspaceRoot,
     privateRoot,
-    writable: pickList(flags, env, 'writable', 'SLIVINGDOC_WRITABLE'),
-    readOnly: pickList(flags, env, 'read-only', 'SLIVINGDOC_READ_ONLY'),
+    writable: sets.writable,
+    readOnly: sets.readOnly,
     commitRetries: integer('commit-retries', 'SLIVINGDOC_COMMIT_RETRIES', 8, 0, 100),
     checkpointPacks: integer(
       'checkpoint-packs',
@@ -233,6 +238,16 @@ function buildConfig(
       64,
     ),
   };
+}
+
+/** SPEC §5: the policy package validates and normalises the sets; an entry in both is refused. */
+function pathSets(writable: string[], readOnly: string[]) {
+  try {
+    return createPathPolicy({ writable, readOnly }).sets;
+  } catch (error) {
+    if (error instanceof PathSetError) throw configuration(`path sets: ${error.message}`);
+    throw error;
+  }
 }
 
 function buildStoreConfig(

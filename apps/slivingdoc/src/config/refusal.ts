@@ -25,6 +25,9 @@ export const usage = (reason: string) => new RefusalError('usage', reason);
 /** A configuration refusal (a bad value, a forbidden combination). */
 export const configuration = (reason: string) => new RefusalError('configuration', reason);
 
+/** A startup failure that is neither usage nor configuration (nothing was started). */
+export const startup = (reason: string) => new RefusalError('startup', reason);
+
 /** The one stderr line of a refusal, newline-terminated; `redact` is the diagnostic scrubber. */
 export function refusalLine(refusal: Refusal, redact: (text: string) => string): string {
   const reason = redact(refusal.reason).replace(/[\r\n]+/g, ' ');

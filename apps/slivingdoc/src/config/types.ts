@@ -23,7 +23,7 @@ export interface AppConfig {
   workspaceRoot: string | undefined;
   /** The private root; undefined only when the session's `private/` is to be used. */
   privateRoot: string | undefined;
-  /** Raw entries, `:`-split; the path-set policy normalises and validates them. */
+  /** The path sets, validated and normalised by `@slivingdoc/policy` (SPEC §5). */
   writable: string[];
   readOnly: string[];
   commitRetries: number;
@@ -45,9 +45,10 @@ export type Invocation =
  */
 export interface Refusal {
   kind: 'refusal';
-  what: 'usage' | 'configuration' | 'INCOMPATIBLE_STORE';
+  /** `startup`: the process could not set itself up (e.g. the session directory). */
+  what: 'usage' | 'configuration' | 'startup' | 'INCOMPATIBLE_STORE';
   reason: string;
-  /** 2 for usage and configuration, 3 for INCOMPATIBLE_STORE. */
+  /** 3 for INCOMPATIBLE_STORE, else 2: nothing was started. */
   exitCode: 2 | 3;
 }
 

@@ -33,6 +33,9 @@ export function parseInteger(source: Source, raw: string, min: number, max: numb
  * echoed: it may carry credentials.
  */
 export function normaliseEndpoint(source: Source, raw: string): string {
+  // Checked on the raw text first: a pasted secret may hold `/` and break URL parsing, and
+  // no S3 endpoint needs an `@` anywhere.
+  if (raw.includes('@')) throw configuration(`${source}: user info is not allowed in an endpoint`);
   let url: URL;
   try {
     url = new URL(raw);
@@ -41,9 +44,6 @@ export function normaliseEndpoint(source: Source, raw: string): string {
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
     throw configuration(`${source}: the scheme must be http or https`);
-  }
-  if (url.username !== '' || url.password !== '' || /^[a-z]+:\/\/[^/]*@/i.test(raw)) {
-    throw configuration(`${source}: user info is not allowed in an endpoint`);
   }
   // `new URL` drops an empty `?` or `#`, so look at the raw text as well.
   if (url.search !== '' || raw.includes('?')) {

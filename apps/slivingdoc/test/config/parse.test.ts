@@ -330,7 +330,11 @@ describe('S3 settings', () => {
   });
 
   it('an endpoint with user info is refused without echoing the secret', () => {
-    for (const endpoint of ['http://AKIAEXAMPLE:s3cr3t@host:9000', 'http://tok3n@host']) {
+    for (const endpoint of [
+      'http://AKIAEXAMPLE:s3cr3t@host:9000',
+      'http://tok3n@host',
+      'http://AKIAEXAMPLE:s3cr3t/with/slashes@host',
+    ]) {
       const viaFlag = refusal(['serve', '--bucket=b1b', '--endpoint', endpoint]);
       const viaEnv = refusal(['serve', '--bucket=b1b'], { AWS_ENDPOINT_URL_S3: endpoint });
       for (const r of [viaFlag, viaEnv]) {
@@ -382,6 +386,29 @@ describe('S3 settings', () => {
     expect(refusal(['serve', '--bucket=b1b'], { SLIVINGDOC_PATH_STYLE: 'on' }).reason).toMatch(
       /^SLIVINGDOC_PATH_STYLE: "on" is not a boolean/,
     );
+  });
+});
+
+describe('path sets', () => {
+  it('are normalised, deduplicated and sorted by the policy', () => {
+    expect(
+      config(['serve', '--writable', 'notes/:./b:notes', '--read-only=docs//x']),
+    ).toMatchObject({
+      writable: ['b', 'notes'],
+      readOnly: ['docs/x'],
+    });
+  });
+
+  it('an entry in both sets is refused', () => {
+    const r = refusal(['serve', '--writable', 'a:notes', '--read-only', 'notes/']);
+    expect(r).toMatchObject({ what: 'configuration', exitCode: 2 });
+    expect(r.reason).toMatch(/^path sets: "notes" is in both the writable and the read-only set/);
+    const viaEnv = refusal(['serve'], { SLIVINGDOC_WRITABLE: 'x', SLIVINGDOC_READ_ONLY: 'x' });
+    expect(viaEnv.reason).toMatch(/in both/);
+  });
+
+  it.each([['/abs'], ['a/../b'], ['con.md'], ['a\\b']])('entry %j is refused', (entry) => {
+    expect(refusal(['serve', '--read-only', entry]).reason).toMatch(/^path sets: /);
   });
 });
 

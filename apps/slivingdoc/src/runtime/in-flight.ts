@@ -1,0 +1,37 @@
+import type { NotebookService } from '@slivingdoc/engine';
+
+/** A service wrapper that knows which calls are still running, so shutdown can wait for them. */
+export interface TrackedService {
+  service: NotebookService;
+  /** Resolves true once every running call has settled, or false when `deadline` passes first. */
+  drain(deadline: Promise<void>): Promise<boolean>;
+}
+
+/** Wraps pull and commit to track in-flight calls; everything else passes through. */
+export function trackInFlight(inner: NotebookService): TrackedService {
+  const running = new Set<Promise<unknown>>();
+  const track = <T>(call: Promise<T>): Promise<T> => {
+    running.add(call);
+    const forget = () => running.delete(call);
+    call.then(forget, forget);
+    return call;
+  };
+  const service: NotebookService = {
+    get sets() {
+      return inner.sets;
+    },
+    get notebookDir() {
+      return inner.notebookDir;
+    },
+    pull: (request) => track(inner.pull(request)),
+    commit: (request) => track(inner.commit(request)),
+    close: () => inner.close(),
+  };
+  return {
+    service,
+    async drain(deadline) {
+      const settled = Promise.allSettled([...running]).then(() => true);
+      return Promise.race([settled, deadline.then(() => false)]);
+    },
+  };
+}

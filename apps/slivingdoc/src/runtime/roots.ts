@@ -1,0 +1,79 @@
+import { mkdir, mkdtemp, realpath, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { basename, dirname, join } from 'node:path';
+import { overlaps } from '../config/paths';
+import { configuration } from '../config/refusal';
+import type { AppConfig } from '../config/types';
+
+/** The directories one process works with, resolved once at startup (SPEC §2). */
+export interface Roots {
+  /** realpath of the workspace root. */
+  workspaceRoot: string;
+  /** realpath of the server's own notebook directory (serve) or of the workspace root. */
+  notebookDir: string;
+  privateRoot: string;
+}
+
+/**
+ * SPEC §2: serve without a workspace root creates `<tmpdir>/slivingdoc-XXXXXX` (0700, by
+ * mkdtemp) with `notebook/` (workspace root and notebook directory) and `private/` (the
+ * private root unless one is configured). Nothing of it is removed at exit: the caller's
+ * notes and their private state outlive the process.
+ */
+export async function createSessionRoots(config: AppConfig): Promise<Roots> {
+  const session = await mkdtemp(join(tmpdir(), 'slivingdoc-'));
+  await mkdir(join(session, 'notebook'), { mode: 0o755 });
+  await mkdir(join(session, 'private'), { mode: 0o700 });
+  const notebookDir = await realpath(join(session, 'notebook'));
+  return checked(config, {
+    workspaceRoot: notebookDir,
+    notebookDir,
+    privateRoot: config.privateRoot ?? (await realpath(join(session, 'private'))),
+  });
+}
+
+/** A configured workspace root: it must exist and be a directory. */
+export async function configuredRoots(
+  config: AppConfig,
+  workspaceRoot: string,
+  privateRoot: string,
+): Promise<Roots> {
+  const info = await stat(workspaceRoot).catch(() => undefined);
+  if (info === undefined) throw configuration('the workspace root does not exist');
+  if (!info.isDirectory()) throw configuration('the workspace root is not a directory');
+  const real = await realpath(workspaceRoot);
+  return checked(config, {
+    workspaceRoot: real,
+    notebookDir: real,
+    privateRoot,
+  });
+}
+
+/**
+ * Repeats the lexical overlap check of parsing on real paths, so a symlink cannot make the
+ * private root or the store directory land inside the workspace root (SPEC §4, §12).
+ */
+async function checked(config: AppConfig, roots: Roots): Promise<Roots> {
+  const privateRoot = await realpathOfNearest(roots.privateRoot);
+  if (overlaps(privateRoot, roots.workspaceRoot)) {
+    throw configuration('the private root and the workspace root overlap');
+  }
+  if (config.store.kind === 'embedded') {
+    const storeDir = await realpathOfNearest(config.store.dir);
+    if (overlaps(storeDir, roots.workspaceRoot)) {
+      throw configuration('the store directory and the workspace root overlap');
+    }
+  }
+  return { ...roots, privateRoot };
+}
+
+/** realpath of the nearest existing ancestor, with the missing tail appended. */
+async function realpathOfNearest(path: string): Promise<string> {
+  try {
+    return await realpath(path);
+  } catch {
+    const parent = dirname(path);
+    if (parent === path) return path;
+    return join(await realpathOfNearest(parent), basename(path));
+  }
+}

@@ -1,0 +1,26 @@
+import { createNotebookService, type NotebookService } from '@slivingdoc/engine';
+import type { ObjectStore } from '@slivingdoc/store';
+import type { AppConfig } from '../config/types';
+import type { Logging } from '../logging';
+import type { Roots } from './roots';
+
+/** Composes the engine from the validated configuration, the resolved roots and the store. */
+export function startService(
+  config: AppConfig,
+  roots: Roots,
+  store: ObjectStore,
+  logging: Logging,
+): Promise<NotebookService> {
+  return createNotebookService({
+    store,
+    privateRoot: roots.privateRoot,
+    workspaceRoot: roots.workspaceRoot,
+    notebookDir: roots.notebookDir,
+    writable: config.writable,
+    readOnly: config.readOnly,
+    commitRetries: config.commitRetries,
+    checkpointPacks: config.checkpointPacks,
+    retainedCheckpoints: config.retainedCheckpoints,
+    logger: logging.module('engine'),
+  });
+}

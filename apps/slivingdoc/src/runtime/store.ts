@@ -1,0 +1,47 @@
+import type { ObjectStore } from '@slivingdoc/store';
+import { RefusalError } from '../config/refusal';
+import type { StoreConfig } from '../config/types';
+
+/**
+ * Opens the configured store. The S3 store (and with it the AWS SDK) is loaded only when a
+ * bucket is configured, so `version` and an embedded `serve` start without it.
+ */
+export async function openStore(config: StoreConfig): Promise<ObjectStore> {
+  if (config.kind === 'embedded') {
+    const { createEmbeddedStore } = await import('@slivingdoc/store');
+    return createEmbeddedStore({ dir: config.dir, prefix: config.prefix });
+  }
+  // Node 20 is a supported runtime of this release (docs/distribution.md); the SDK's notice
+  // about its own future Node support is not for our users, so silence it unless asked for.
+  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+  const { createS3Store } = await import('./s3-store');
+  return createS3Store({
+    bucket: config.bucket,
+    prefix: config.prefix,
+    pathStyle: config.pathStyle,
+    ...(config.endpoint !== undefined ? { endpoint: config.endpoint } : {}),
+    ...(config.region !== undefined ? { region: config.region } : {}),
+  });
+}
+
+/**
+ * SPEC §7: every command that touches the store first proves it honours create-if-absent
+ * and compare-and-swap. Failing (or being unable to run) the probe refuses startup with
+ * INCOMPATIBLE_STORE (exit 3).
+ */
+export async function probeStore(store: ObjectStore): Promise<void> {
+  const { runProbe } = await import('@slivingdoc/store');
+  let outcome: Awaited<ReturnType<typeof runProbe>>;
+  try {
+    outcome = await runProbe(store);
+  } catch (error) {
+    const detail = error instanceof Error ? error.message : String(error);
+    throw new RefusalError('INCOMPATIBLE_STORE', `the compatibility probe failed: ${detail}`);
+  }
+  if (!outcome.ok) {
+    throw new RefusalError(
+      'INCOMPATIBLE_STORE',
+      `the store failed the compatibility probe: ${outcome.reason}`,
+    );
+  }
+}

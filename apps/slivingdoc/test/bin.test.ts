@@ -1,0 +1,205 @@
+import { mkdirSync, mkdtempSync, symlinkSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import pkg from '../package.json' with { type: 'json' };
+import { assertBuilt, runBin, sandboxEnv } from './helpers/bin';
+
+beforeAll(assertBuilt);
+
+/** A refusal: exit code, nothing on stdout, exactly one line on stderr. */
+function expectRefusal(
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  what: string,
+  reason: RegExp,
+  code = 2,
+): string {
+  const run = runBin(args, env);
+  expect(run.stdout).toBe('');
+  expect(run.stderr.split('\n')).toHaveLength(2); // one line plus the final LF
+  expect(run.stderr).toMatch(new RegExp(`^slivingdoc: ${what} — `));
+  expect(run.stderr).toMatch(reason);
+  expect(run.status).toBe(code);
+  return run.stderr;
+}
+
+describe('version and help', () => {
+  it.each(['version', 'v'])('%s prints the release version and reads no configuration', (cmd) => {
+    const env = sandboxEnv({ SLIVINGDOC_COMMIT_RETRIES: 'bad', LOG_LEVEL: 'bad=bad' });
+    expect(runBin([cmd], env)).toEqual({
+      status: 0,
+      stdout: `slivingdoc ${pkg.version}\n`,
+      stderr: '',
+    });
+  });
+
+  it.each([['-h'], ['--help'], ['serve', '-h'], ['commit', 'x', '--help']])(
+    '%j prints help to stdout',
+    (...args) => {
+      const run = runBin(args);
+      expect(run.status).toBe(0);
+      expect(run.stderr).toBe('');
+      expect(run.stdout).toMatch(/^Usage: slivingdoc <command> \[options\]\n/);
+      for (const word of [
+        'serve, s',
+        'pull, p <path>',
+        'commit, c <path> -m <message>',
+        '--bucket',
+      ]) {
+        expect(run.stdout).toContain(word);
+      }
+    },
+  );
+});
+
+describe('usage refusals exit 2 with one line', () => {
+  it.each([
+    [[], /no command/],
+    [['sync'], /unknown command "sync"/],
+    [['pull'], /pull takes exactly one path \(got 0\)/],
+    [['commit', 'a', 'b', '-m', 'x'], /exactly one path \(got 2\)/],
+    [['commit', 'nb'], /commit needs -m <message>/],
+    [['serve', '--nope'], /unknown option --nope/],
+    [['version', 'x'], /version takes no arguments/],
+  ])('%j', (args, reason) => {
+    expectRefusal(args, sandboxEnv(), 'usage', reason);
+  });
+});
+
+describe('configuration refusals exit 2 with one line', () => {
+  it.each([
+    [['--bucket', 'NO'], /--bucket: "NO" is not a valid bucket name/],
+    [['--prefix', '/x'], /--prefix: "\/x" starts or ends with \//],
+    [['--bucket=ok-bucket', '--region', 'a b'], /--region: "a b" is not a valid region/],
+    [['--bucket=ok-bucket', '--endpoint', 'ftp://h'], /--endpoint: the scheme must be http/],
+    [['--bucket=ok-bucket', '--path-style', 'yes'], /--path-style: "yes" is not a boolean/],
+    [['--store-dir='], /--store-dir: empty value/],
+    [['--workspace-root='], /--workspace-root: empty value/],
+    [['--private-root='], /--private-root: empty value/],
+    [['--writable', 'a::b'], /--writable: "a::b" has an empty list item/],
+    [['--read-only', '/abs'], /path sets: "\/abs" is not a notebook-relative path/],
+    [['--commit-retries', '101'], /--commit-retries: "101" is not an integer 0–100/],
+    [['--checkpoint-packs', '0'], /--checkpoint-packs: "0" is not an integer at least 1/],
+    [['--retained-checkpoints', '65'], /--retained-checkpoints: "65" is not an integer 0–64/],
+    [['--region', 'eu-west-1'], /--region needs a bucket/],
+    [['--endpoint', 'http://h'], /--endpoint needs a bucket/],
+    [['--path-style', 'true'], /--path-style needs a bucket/],
+  ])('serve %j', (args, reason) => {
+    expectRefusal(['serve', ...args], sandboxEnv(), 'configuration', reason);
+  });
+
+  it('an entry in both path sets', () => {
+    expectRefusal(
+      ['serve', '--writable', 'notes', '--read-only=notes'],
+      sandboxEnv(),
+      'configuration',
+      /"notes" is in both the writable and the read-only set/,
+    );
+    expectRefusal(
+      ['serve'],
+      sandboxEnv({ SLIVINGDOC_WRITABLE: 'a:b', SLIVINGDOC_READ_ONLY: 'b' }),
+      'configuration',
+      /in both/,
+    );
+  });
+
+  it('a private root inside the workspace root', () => {
+    const root = mkdtempSync(join(tmpdir(), 'slivingdoc-test-ws-'));
+    expectRefusal(
+      ['serve', '--workspace-root', root, '--private-root', join(root, '.private')],
+      sandboxEnv(),
+      'configuration',
+      /the private root and the workspace root overlap/,
+    );
+    expectRefusal(['pull', root, '--private-root', root], sandboxEnv(), 'configuration', /overlap/);
+  });
+
+  it('a private root that reaches into the workspace root through a symlink', () => {
+    const base = mkdtempSync(join(tmpdir(), 'slivingdoc-test-ws-'));
+    const root = join(base, 'ws');
+    mkdirSync(root);
+    symlinkSync(root, join(base, 'link'));
+    expectRefusal(
+      ['serve', '--workspace-root', root, '--private-root', join(base, 'link', 'p')],
+      sandboxEnv(),
+      'configuration',
+      /the private root and the workspace root overlap/,
+    );
+  });
+
+  it('a store directory inside the workspace root, and pull of the home directory', () => {
+    const env = sandboxEnv();
+    const root = mkdtempSync(join(tmpdir(), 'slivingdoc-test-ws-'));
+    expectRefusal(
+      ['pull', root, '--store-dir', join(root, 'store')],
+      env,
+      'configuration',
+      /the store directory and the workspace root overlap/,
+    );
+    expectRefusal(['pull', env.HOME!], env, 'configuration', /overlap/);
+  });
+
+  it('a workspace root that does not exist', () => {
+    expectRefusal(
+      ['serve', '--workspace-root', join(tmpdir(), 'slivingdoc-test-missing-dir-x9')],
+      sandboxEnv(),
+      'configuration',
+      /the workspace root does not exist/,
+    );
+  });
+
+  it('an endpoint with user info, without any secret in the line', () => {
+    const secret = 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY';
+    const keyId = 'AKIAIOSFODNN7EXAMPLE';
+    const env = sandboxEnv({ AWS_ACCESS_KEY_ID: keyId, AWS_SECRET_ACCESS_KEY: secret });
+    for (const endpoint of [`http://${keyId}:${secret}@127.0.0.1:9`, 'http://token@127.0.0.1:9']) {
+      const line = expectRefusal(
+        ['serve', '--bucket', 'notes', '--endpoint', endpoint],
+        env,
+        'configuration',
+        /--endpoint: user info is not allowed in an endpoint/,
+      );
+      const viaEnv = expectRefusal(
+        ['serve'],
+        { ...env, SLIVINGDOC_BUCKET: 'notes', AWS_ENDPOINT_URL: endpoint },
+        'configuration',
+        /AWS_ENDPOINT_URL: user info/,
+      );
+      for (const text of [line, viaEnv]) {
+        expect(text).not.toContain(secret);
+        expect(text).not.toContain(keyId);
+        expect(text).not.toContain('token');
+      }
+    }
+  });
+});
+
+describe('INCOMPATIBLE_STORE', () => {
+  it('a store that cannot pass the probe refuses startup with exit 3 and no secret', async () => {
+    // A loopback port that accepts nothing: the probe's first request fails.
+    const port = await new Promise<number>((resolve) => {
+      const server = createServer();
+      server.listen(0, '127.0.0.1', () => {
+        const address = server.address();
+        server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
+      });
+    });
+    const secret = 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY';
+    const env = sandboxEnv({
+      AWS_ACCESS_KEY_ID: 'AKIAIOSFODNN7EXAMPLE',
+      AWS_SECRET_ACCESS_KEY: secret,
+      AWS_REGION: 'us-east-1',
+    });
+    const line = expectRefusal(
+      ['serve', '--bucket', 'notes', '--endpoint', `http://127.0.0.1:${port}`],
+      env,
+      'INCOMPATIBLE_STORE',
+      /probe/,
+      3,
+    );
+    expect(line).not.toContain(secret);
+    expect(line).not.toContain('AKIAIOSFODNN7EXAMPLE');
+  });
+});

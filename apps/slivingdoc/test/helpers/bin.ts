@@ -1,0 +1,47 @@
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+/** The built bin; tests that spawn it need `pnpm --filter slivingdoc build` first. */
+export const bin = join(import.meta.dirname, '../../dist/cli.js');
+
+export function assertBuilt(): void {
+  if (!existsSync(bin)) throw new Error(`${bin} is missing: build the app first (pnpm build)`);
+}
+
+/** A private HOME/XDG/TMPDIR sandbox, so no test touches the real home or shared store. */
+export function sandboxEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
+  const home = mkdtempSync(join(tmpdir(), 'slivingdoc-test-home-'));
+  return {
+    PATH: process.env.PATH,
+    HOME: home,
+    TMPDIR: home,
+    XDG_DATA_HOME: join(home, 'data'),
+    XDG_CACHE_HOME: join(home, 'cache'),
+    // Never let the AWS SDK look for instance credentials beyond loopback.
+    AWS_EC2_METADATA_DISABLED: 'true',
+    ...extra,
+  };
+}
+
+export interface BinRun {
+  status: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the bin to completion. */
+export function runBin(
+  args: string[],
+  env: NodeJS.ProcessEnv = sandboxEnv(),
+  cwd?: string,
+): BinRun {
+  const result = spawnSync(process.execPath, [bin, ...args], {
+    env,
+    encoding: 'utf8',
+    timeout: 60_000,
+    ...(cwd ? { cwd } : {}),
+  });
+  return { status: result.status, stdout: result.stdout, stderr: result.stderr };
+}
