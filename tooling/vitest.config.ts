@@ -3,5 +3,12 @@ import { sourceAliases } from './vitest-shared.ts';
 
 export default defineProject({
   resolve: { alias: sourceAliases },
-  test: { name: 'tooling', include: ['test/**/*.test.ts'] },
+  test: {
+    name: 'tooling',
+    include: ['test/**/*.test.ts'],
+    // The reliability suites need the real S3 server: reuse the one test-all.sh started
+    // (SLIVINGDOC_TEST_S3_* set) or start a private one (the store package's setup).
+    globalSetup: ['./rgw/global-setup.ts'],
+    hookTimeout: 120_000,
+  },
 });

@@ -55,6 +55,8 @@ export interface ProxyRecord {
   query: string;
   /** The fault applied, or `forward` for an untouched request. */
   action: Fault['kind'] | 'forward';
+  /** True once the proxy holds the request's whole body. */
+  bodyReceived: boolean;
   /** Status the upstream answered (absent when the request never reached it). */
   upstreamStatus?: number;
 }
@@ -179,7 +181,13 @@ export async function startFaultProxy(opts: {
     const method = req.method ?? 'GET';
     const { key, query } = describeTarget(req.url ?? '/');
     const fault = decide(method, key, query);
-    const record: ProxyRecord = { method, key, query, action: fault?.kind ?? 'forward' };
+    const record: ProxyRecord = {
+      method,
+      key,
+      query,
+      action: fault?.kind ?? 'forward',
+      bodyReceived: false,
+    };
     records.push(record);
     if (fault?.kind === 'reset-before') {
       req.socket.resetAndDestroy();
@@ -187,6 +195,7 @@ export async function startFaultProxy(opts: {
     }
     track(
       readBody(req).then(async (body) => {
+        record.bodyReceived = !req.aborted && req.complete;
         if (fault?.kind === 'error') {
           const text = errorDocument(fault.code);
           res.writeHead(fault.status, {

@@ -6,9 +6,10 @@ import {
   S3Client,
   S3ServiceException,
 } from '@aws-sdk/client-s3';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
 import { type FaultProxy, startFaultProxy } from '../reliability/fault-proxy';
-import { type S3TestEnv, s3TestEnv } from '../reliability/s3-env';
+import { providedS3, type S3TestEnv } from '../reliability/s3-env';
+import type {} from '../rgw/global-setup';
 
 // The fault proxy in front of the real S3 server, driven by the AWS SDK directly: every
 // fault must do to a real request exactly what its name promises.
@@ -43,7 +44,7 @@ function put(s3: S3Client, key: string, body: string) {
 }
 
 beforeAll(async () => {
-  env = s3TestEnv();
+  env = providedS3(inject('s3'));
   proxy = await startFaultProxy({ target: env.endpoint });
   direct = client(env.endpoint);
 });
@@ -147,12 +148,18 @@ describe('fault proxy in front of the real S3 server', () => {
     const key = `${prefix}/late`;
     proxy.setRules([{ method: 'PUT', key: /\/late$/, fault: { kind: 'delay', ms: 1500 } }]);
     const s3 = client(proxy.url);
-    const failure = await s3
+    const abort = new AbortController();
+    const sent = s3
       .send(new PutObjectCommand({ Bucket: env.bucket, Key: key, Body: 'late' }), {
-        abortSignal: AbortSignal.timeout(200),
+        abortSignal: abort.signal,
       })
       .catch((err: unknown) => err);
-    expect(failure).toBeInstanceOf(Error);
+    // Give up only once the proxy holds the whole request: from then on it is in flight.
+    while (!proxy.records.some((r) => r.key === key && r.bodyReceived)) {
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    abort.abort();
+    expect(await sent).toBeInstanceOf(Error);
     await proxy.idle();
     expect(await read(key)).toBe('late');
     expect(proxy.records.at(-1)).toMatchObject({ action: 'delay', upstreamStatus: 200 });

@@ -6,7 +6,7 @@ import {
   parseRequestPath,
 } from '@slivingdoc/policy';
 import fc from 'fast-check';
-import { assertCataloguedRejection, isFileReason } from './catalogue';
+import { assertCataloguedRejection, isFileReason } from '../catalogue';
 import { aroundByteLimit, edgyString, notebookPathLike } from './text';
 
 const utf8 = (s: string) => Buffer.byteLength(s, 'utf8');

@@ -27,3 +27,12 @@ export function assertCataloguedRejection(
     throw new Error(`uncatalogued rejection ${code} · ${String(reason)}`, { cause: err });
   }
 }
+
+/** The catalogue's retryable verdict for `code` · `reason` (false for anything uncatalogued). */
+export function isRetryable(code: string, reason: string): boolean {
+  if (!isCataloguedReason(code, reason)) return false;
+  const reasons = CATALOGUE[code as ErrorCode].reasons as Readonly<
+    Record<string, { retryable: boolean }>
+  >;
+  return reasons[reason]?.retryable === true;
+}

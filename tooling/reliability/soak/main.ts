@@ -1,0 +1,39 @@
+/**
+ * `pnpm soak` (tooling/soak.sh): the full soak, 20 writers × 200 commits by default, on the
+ * embedded store and on the real S3 server, printing the totals line per store. Sizes:
+ * SLIVINGDOC_SOAK_WRITERS, SLIVINGDOC_SOAK_COMMITS; SLIVINGDOC_SOAK_STORES=embedded,s3.
+ */
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { s3TestEnv } from '../s3-env';
+import type { StoreSpec } from '../store-spec';
+import { formatSoakTotals } from './checker';
+import { runSoak } from './driver';
+import { soakProblems } from './verdict';
+
+const writers = Number(process.env.SLIVINGDOC_SOAK_WRITERS ?? 20);
+const commits = Number(process.env.SLIVINGDOC_SOAK_COMMITS ?? 200);
+const stores = (process.env.SLIVINGDOC_SOAK_STORES ?? 'embedded,s3').split(',');
+
+let failed = false;
+for (const kind of stores) {
+  const spec: StoreSpec =
+    kind === 's3'
+      ? { kind: 's3', prefix: 'soak', ...s3TestEnv() }
+      : {
+          kind: 'embedded',
+          prefix: 'soak',
+          dir: await mkdtemp(join(tmpdir(), 'slivingdoc-soak-store-')),
+        };
+  const started = Date.now();
+  const report = await runSoak({ writers, commits, store: spec });
+  const seconds = ((Date.now() - started) / 1000).toFixed(0);
+  console.log(
+    `${formatSoakTotals(kind, report)} (manifest generation ${report.manifestGeneration}, ${seconds} s)`,
+  );
+  const problems = soakProblems(report, writers * commits);
+  for (const p of problems) console.log(`  FAIL ${p}`);
+  failed ||= problems.length > 0;
+}
+process.exitCode = failed ? 1 : 0;

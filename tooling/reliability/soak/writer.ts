@@ -1,0 +1,151 @@
+/**
+ * One soak writer process: pulls, then makes `commits` commits of random line insertions
+ * into its own file and into shared files (often at the top, so writers overlap), resolving
+ * every conflict by keeping both sides and retrying every retryable answer. It records each
+ * line it was told OK about and writes its ledger as JSON when done.
+ *
+ * Run as `node --import tsx --conditions=@slivingdoc/source writer.ts '<WriterConfig JSON>'`.
+ */
+import { existsSync } from 'node:fs';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { createNotebookService, type NotebookService } from '@slivingdoc/engine';
+import { isDomainError } from '@slivingdoc/envelope';
+import { isRetryable } from '../catalogue';
+import { openStore, type StoreSpec } from '../store-spec';
+import { countingStore } from './counting-store';
+import type { AcknowledgedLine, WriterLedger } from './ledger';
+import { seededRandom } from './random';
+import { keepBothSides } from './resolve';
+
+/** Everything one writer needs (serialised into its argv). */
+export interface WriterConfig {
+  writer: number;
+  commits: number;
+  seed: number;
+  sharedFiles: number;
+  workspaceRoot: string;
+  notebookDir: string;
+  privateRoot: string;
+  store: StoreSpec;
+  ledgerPath: string;
+  /** The writer announces `ready-<writer>` here, then waits for `go`, so all writers start together. */
+  barrierDir: string;
+  commitRetries: number;
+  checkpointPacks: number;
+}
+
+/** The most answers one commit may take before the writer gives up and reports it. */
+const MAX_ATTEMPTS = 200;
+
+async function readText(path: string): Promise<string> {
+  return readFile(path, 'utf8').catch((err: NodeJS.ErrnoException) => {
+    if (err.code === 'ENOENT') return '';
+    throw err;
+  });
+}
+
+async function insertLine(dir: string, file: string, line: string, at: number): Promise<void> {
+  const path = join(dir, file);
+  const lines = (await readText(path)).match(/[^\n]*\n/g) ?? [];
+  lines.splice(Math.min(at, lines.length), 0, `${line}\n`);
+  await mkdir(dirname(path), { recursive: true });
+  await writeFile(path, lines.join(''));
+}
+
+async function run(cfg: WriterConfig): Promise<WriterLedger> {
+  const random = seededRandom(cfg.seed);
+  const { store, lostRaces } = countingStore(await openStore(cfg.store));
+  await mkdir(cfg.notebookDir, { recursive: true });
+  const service: NotebookService = await createNotebookService({
+    store,
+    privateRoot: cfg.privateRoot,
+    workspaceRoot: cfg.workspaceRoot,
+    notebookDir: cfg.notebookDir,
+    commitRetries: cfg.commitRetries,
+    checkpointPacks: cfg.checkpointPacks,
+  });
+  const ledger: WriterLedger = {
+    writer: cfg.writer,
+    acknowledged: [],
+    resolutions: [],
+    totals: { commits: 0, conflicts: 0, retries: 0, remoteBusy: 0, transient: 0 },
+    publishedGenerations: [],
+    anomalies: [],
+  };
+  const dir = cfg.notebookDir;
+
+  /** Runs one call through every retryable answer; conflicts are resolved by keeping both sides. */
+  async function settle(call: () => Promise<{ generation: number; files: unknown[] }>) {
+    for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
+      try {
+        return await call();
+      } catch (err) {
+        if (!isDomainError(err)) throw err;
+        if (err.code === 'CONTENT_CONFLICT') {
+          ledger.totals.conflicts += 1;
+          for (const issue of err.files) {
+            if (issue.reason !== 'TEXT_CONFLICT' && issue.reason !== 'MARKER_BLOCK') {
+              ledger.anomalies.push(
+                `unexpected conflict file reason ${issue.reason} on ${issue.path}`,
+              );
+              continue;
+            }
+            const path = join(dir, issue.path);
+            const resolved = keepBothSides(await readText(path), issue.ranges);
+            await writeFile(path, resolved.text);
+            ledger.resolutions.push({ file: issue.path, removed: resolved.removed });
+          }
+        } else if (err.code === 'REMOTE_BUSY') {
+          ledger.totals.remoteBusy += 1;
+        } else if (isRetryable(err.code, err.reason)) {
+          ledger.totals.transient += 1;
+          if (err.reason === 'PUBLICATION_UNPROVEN') await service.pull({}).catch(() => undefined);
+        } else {
+          ledger.anomalies.push(`${err.code} · ${err.reason}: ${err.message}`);
+          throw err;
+        }
+      }
+    }
+    throw new Error(`no OK after ${MAX_ATTEMPTS} attempts`);
+  }
+
+  await settle(() => service.pull({}));
+  await writeFile(join(cfg.barrierDir, `ready-${cfg.writer}`), '');
+  while (!existsSync(join(cfg.barrierDir, 'go'))) await new Promise((r) => setTimeout(r, 20));
+  let pending: Omit<AcknowledgedLine, 'generation'>[] = [];
+  for (let c = 0; c < cfg.commits; c++) {
+    const edits = 1 + Math.floor(random() * 3);
+    for (let e = 0; e < edits; e++) {
+      const own = random() < 0.4;
+      const file = own
+        ? `writers/w${cfg.writer}.md`
+        : `shared/s${Math.floor(random() * cfg.sharedFiles)}.md`;
+      // Mostly near the top so concurrent writers touch the same or adjacent lines.
+      const at = random() < 0.7 ? Math.floor(random() * 3) : Math.floor(random() * 1000);
+      const line = `w${cfg.writer} c${c} e${e} ${random().toString(36).slice(2, 8)}`;
+      await insertLine(dir, file, line, at);
+      pending.push({ file, line });
+    }
+    const result = await settle(() => service.commit({ message: `soak w${cfg.writer} c${c}` }));
+    ledger.totals.commits += 1;
+    if (result.files.length > 0) ledger.publishedGenerations.push(result.generation);
+    for (const p of pending) ledger.acknowledged.push({ ...p, generation: result.generation });
+    pending = [];
+  }
+  ledger.totals.retries = lostRaces();
+  await service.close();
+  await store.close?.();
+  return ledger;
+}
+
+const cfg = JSON.parse(process.argv[2] ?? '') as WriterConfig;
+run(cfg).then(
+  (ledger) => writeFile(cfg.ledgerPath, JSON.stringify(ledger)),
+  (err: unknown) => {
+    process.stderr.write(
+      `soak writer ${cfg.writer} failed: ${err instanceof Error ? err.stack : String(err)}\n`,
+    );
+    process.exitCode = 1;
+  },
+);

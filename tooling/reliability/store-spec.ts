@@ -1,0 +1,26 @@
+import { createEmbeddedStore, createS3Store, type ObjectStore, runProbe } from '@slivingdoc/store';
+import type { S3TestEnv } from './s3-env';
+
+/** Which store a reliability child process opens: serialisable, so it crosses process boundaries. */
+export type StoreSpec =
+  | { kind: 'embedded'; dir: string; prefix: string }
+  | ({ kind: 's3'; prefix: string } & S3TestEnv);
+
+/**
+ * Opens the store a spec names with the same factories the app uses, and runs the
+ * compatibility probe on S3 as the app does at startup (it settles the ETag form).
+ */
+export async function openStore(spec: StoreSpec): Promise<ObjectStore> {
+  if (spec.kind === 'embedded') return createEmbeddedStore({ dir: spec.dir, prefix: spec.prefix });
+  const store = createS3Store({
+    bucket: spec.bucket,
+    prefix: spec.prefix,
+    endpoint: spec.endpoint,
+    region: 'us-east-1',
+    pathStyle: true,
+    credentials: { accessKeyId: spec.accessKeyId, secretAccessKey: spec.secretAccessKey },
+  });
+  const probe = await runProbe(store);
+  if (!probe.ok) throw new Error(`the S3 store failed the compatibility probe: ${probe.reason}`);
+  return store;
+}
