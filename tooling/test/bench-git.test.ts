@@ -34,7 +34,8 @@ async function originCommitCount(root: string): Promise<number> {
   return Number(out.trim());
 }
 
-describe('git baseline', () => {
+// Real git processes on a loaded 2-core machine: generous per-test time limits.
+describe('git baseline', { timeout: 120_000 }, () => {
   it('writes about 1 KiB per note, different on every sequence', () => {
     expect(noteContent(3, 1).length).toBeGreaterThan(900);
     expect(noteContent(3, 1).length).toBeLessThanOrEqual(1024);

@@ -80,8 +80,8 @@ async function commitNote(run: LoadRun, index: number, label: string): Promise<O
   }
 }
 
-function casDelta(pool: WriterPool, before: number | undefined): number | undefined {
-  const after = pool.casAttempts();
+async function casDelta(pool: WriterPool, before: number | undefined): Promise<number | undefined> {
+  const after = await pool.casAttempts();
   return before === undefined || after === undefined ? undefined : after - before;
 }
 
@@ -99,7 +99,7 @@ export async function runDistributed(
   opts: { writers: number; offeredPerSecond: number; commitsPerWriter: number },
 ): Promise<LoadResult> {
   const periodMs = (opts.writers / opts.offeredPerSecond) * 1000;
-  const before = run.pool.casAttempts();
+  const before = await run.pool.casAttempts();
   const outcomes: Outcome[] = [];
   const start = performance.now();
   await Promise.all(
@@ -115,7 +115,7 @@ export async function runDistributed(
   const metrics = metricsFrom(
     { outcomes, start, end: performance.now() },
     opts.writers,
-    casDelta(run.pool, before),
+    await casDelta(run.pool, before),
     opts.offeredPerSecond,
   );
   return result(run, 'distributed', metrics);
@@ -128,7 +128,7 @@ export async function runBurst(run: LoadRun, opts: { writers: number }): Promise
     run.sequence[index] = (run.sequence[index] ?? 0) + 1;
     await writeNote(run.pool.writers[index]!, index, run.sequence[index]!);
   }
-  const before = run.pool.casAttempts();
+  const before = await run.pool.casAttempts();
   const start = performance.now();
   const outcomes = await Promise.all(
     indexes.map(async (index): Promise<Outcome> => {
@@ -142,7 +142,7 @@ export async function runBurst(run: LoadRun, opts: { writers: number }): Promise
   const metrics = metricsFrom(
     { outcomes, start, end: performance.now() },
     opts.writers,
-    casDelta(run.pool, before),
+    await casDelta(run.pool, before),
   );
   return result(run, 'burst', metrics);
 }
@@ -155,7 +155,7 @@ export async function runSaturation(
   run: LoadRun,
   opts: { writers: number; durationMs: number },
 ): Promise<LoadResult> {
-  const before = run.pool.casAttempts();
+  const before = await run.pool.casAttempts();
   const outcomes: Outcome[] = [];
   const start = performance.now();
   const deadline = start + opts.durationMs;
@@ -169,7 +169,7 @@ export async function runSaturation(
   const metrics = metricsFrom(
     { outcomes, start, end: performance.now() },
     opts.writers,
-    casDelta(run.pool, before),
+    await casDelta(run.pool, before),
   );
   return result(run, 'saturation', metrics);
 }

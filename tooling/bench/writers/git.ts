@@ -122,5 +122,5 @@ export async function createGitPool(opts: {
     await git(opts.root, home, ['clone', '-q', '-b', 'main', origin, dir]);
     writers.push(new GitWriter(dir, home, opts.retries, () => pushes++));
   }
-  return { writers, casAttempts: () => pushes, close: async () => {} };
+  return { writers, casAttempts: async () => pushes, close: async () => {} };
 }

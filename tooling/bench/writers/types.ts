@@ -19,7 +19,7 @@ export interface Writer {
 export interface WriterPool {
   readonly writers: Writer[];
   /** CAS attempts on `current` (git: push attempts) so far; undefined when not countable. */
-  casAttempts(): number | undefined;
+  casAttempts(): Promise<number | undefined>;
   close(): Promise<void>;
 }
 

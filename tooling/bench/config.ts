@@ -1,0 +1,43 @@
+/** Sizes of one run: the issue's figures in full mode, tiny ones for the harness tests. */
+export interface BenchConfig {
+  mode: 'full' | 'quick';
+  /** slivingdoc's default `--commit-retries`; git gets the same bound. */
+  retries: number;
+  distributed: { writers: number; offeredPerSecond: number; commitsPerWriter: number };
+  burst: { writers: number };
+  saturation: { writers: number[]; durationMs: number };
+  notebook: { sizes: number[]; scaleReps: number; coldReps: number; warmReps: number };
+  rawCas: { writers: number[]; durationMs: number };
+}
+
+export const FULL: BenchConfig = {
+  mode: 'full',
+  retries: 8,
+  // One commit per writer per minute for 100 writers, time-compressed to 50 commits/s.
+  distributed: { writers: 100, offeredPerSecond: 50, commitsPerWriter: 3 },
+  burst: { writers: 100 },
+  saturation: { writers: [1, 4, 16, 64], durationMs: 8000 },
+  notebook: { sizes: [100, 1000, 10000], scaleReps: 7, coldReps: 2, warmReps: 7 },
+  rawCas: { writers: [1, 16], durationMs: 3000 },
+};
+
+export const QUICK: BenchConfig = {
+  mode: 'quick',
+  retries: 8,
+  distributed: { writers: 4, offeredPerSecond: 20, commitsPerWriter: 2 },
+  burst: { writers: 4 },
+  saturation: { writers: [1, 2], durationMs: 600 },
+  notebook: { sizes: [10, 40], scaleReps: 2, coldReps: 1, warmReps: 2 },
+  rawCas: { writers: [1, 2], durationMs: 300 },
+};
+
+/** Quick mode when `BENCH_QUICK` is set (non-empty, not `0`) or `--quick` is passed. */
+export function configFor(argv: string[], env: NodeJS.ProcessEnv): BenchConfig {
+  const quick = argv.includes('--quick') || (!!env.BENCH_QUICK && env.BENCH_QUICK !== '0');
+  return quick ? QUICK : FULL;
+}
+
+/** The largest writer count any load scenario needs (one pool serves them all). */
+export function poolSize(config: BenchConfig): number {
+  return Math.max(config.distributed.writers, config.burst.writers, ...config.saturation.writers);
+}

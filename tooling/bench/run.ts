@@ -1,0 +1,240 @@
+// `pnpm bench` (through tooling/bench-all.sh): every scenario of issue 9 on the embedded store
+// and, when the SLIVINGDOC_TEST_S3_* pairs are set, on the real S3 server; the git baseline in
+// the same invocation; one table on stdout, bench-results/latest.{json,svg}.
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { cpus, tmpdir, totalmem } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { renderChart } from './chart';
+import { type BenchConfig, configFor, poolSize } from './config';
+import { measureRawCas } from './raw-cas';
+import type { BenchReport, StoreKind, System } from './report';
+import { type LoadRun, runBurst, runDistributed, runSaturation } from './scenarios/load';
+import { type NotebookRun, runPull, runScale, seedNotebook } from './scenarios/notebook';
+import { embeddedTarget, type StoreTarget, s3SettingsFromEnv, s3Target } from './stores';
+import { renderReport } from './table';
+import { evaluateTargets } from './targets';
+import { createEnginePool } from './writers/engine';
+import { createGitPool } from './writers/git';
+import { createMcpPool } from './writers/mcp';
+import type { WriterPool } from './writers/types';
+
+const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+
+type Accumulated = Pick<BenchReport, 'load' | 'pull' | 'scale' | 'rawCas' | 'errors'>;
+
+function progress(text: string): void {
+  process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${text}\n`);
+}
+
+/** Runs one scenario block; a failure is recorded in the report instead of ending the run. */
+async function attempt(
+  acc: Accumulated,
+  where: { scenario: string; system: System; store: StoreKind },
+  block: () => Promise<void>,
+): Promise<void> {
+  progress(`${where.scenario} · ${where.system} · ${where.store}`);
+  try {
+    await block();
+  } catch (error) {
+    const message = (error as Error).message.split('\n')[0]!.slice(0, 300);
+    progress(`  failed: ${message}`);
+    acc.errors.push({ ...where, message });
+  }
+}
+
+/** Scenarios 1–3 on one pool; saturation uses the pool's first N writers. */
+async function runLoad(
+  acc: Accumulated,
+  config: BenchConfig,
+  system: System,
+  store: StoreKind,
+  makePool: () => Promise<WriterPool>,
+): Promise<void> {
+  let pool: WriterPool | undefined;
+  await attempt(acc, { scenario: 'load (start writers)', system, store }, async () => {
+    pool = await makePool();
+  });
+  if (!pool) return;
+  const run: LoadRun = { system, store, pool, sequence: [] };
+  const where = (scenario: string) => ({ scenario, system, store });
+  await attempt(acc, where('distributed'), async () => {
+    acc.load.push(await runDistributed(run, config.distributed));
+  });
+  await attempt(acc, where('burst'), async () => {
+    acc.load.push(await runBurst(run, config.burst));
+  });
+  for (const writers of config.saturation.writers) {
+    await attempt(acc, where(`saturation ${writers}`), async () => {
+      const subset: WriterPool = { ...run.pool, writers: run.pool.writers.slice(0, writers) };
+      acc.load.push(
+        await runSaturation(
+          { ...run, pool: subset },
+          { writers, durationMs: config.saturation.durationMs },
+        ),
+      );
+    });
+  }
+  await pool.close();
+}
+
+async function runStore(
+  acc: Accumulated,
+  config: BenchConfig,
+  target: StoreTarget,
+  workRoot: string,
+  runId: string,
+): Promise<void> {
+  const store = target.kind;
+  const prefix = (name: string) => `bench-${runId}/${name}`;
+  const cli = join(repoRoot, 'apps/slivingdoc/dist/cli.js');
+  const nodeArgs = process.env.BENCH_CPU_PROF
+    ? ['--cpu-prof', '--cpu-prof-dir', resolve(process.env.BENCH_CPU_PROF)]
+    : [];
+  const root = await mkdtemp(join(workRoot, `${store}-`));
+  const mcpFactory =
+    (name: string) => async (o: { root: string; count: number; pullFirst: boolean }) =>
+      createMcpPool({ cli, target, prefix: prefix(name), retries: config.retries, nodeArgs, ...o });
+  const engineFactory = (name: string) => {
+    const opened = target.open(prefix(name));
+    return async (o: { root: string; count: number; pullFirst: boolean }) =>
+      createEnginePool({ store: await opened, retries: config.retries, ...o });
+  };
+
+  for (const writers of config.rawCas.writers) {
+    await attempt(
+      acc,
+      { scenario: `raw CAS ${writers}`, system: 'slivingdoc-engine', store },
+      async () => {
+        const raw = await target.open(prefix(`raw-cas-${writers}`));
+        acc.rawCas.push(
+          await measureRawCas({
+            store: raw,
+            kind: store,
+            writers,
+            durationMs: config.rawCas.durationMs,
+          }),
+        );
+      },
+    );
+  }
+
+  const size = poolSize(config);
+  await runLoad(acc, config, 'slivingdoc-mcp', store, async () =>
+    mcpFactory('load-mcp')({
+      root: await mkdtemp(join(root, 'load-mcp-')),
+      count: size,
+      pullFirst: true,
+    }),
+  );
+  await runLoad(acc, config, 'slivingdoc-engine', store, async () =>
+    engineFactory('load-engine')({
+      root: await mkdtemp(join(root, 'load-engine-')),
+      count: size,
+      pullFirst: true,
+    }),
+  );
+
+  const sizes = config.notebook.sizes;
+  for (const files of sizes) {
+    const name = `notebook-${files}`;
+    let seeded = false;
+    await attempt(
+      acc,
+      { scenario: `seed ${files} files`, system: 'slivingdoc-engine', store },
+      async () => {
+        const ms = await seedNotebook(await target.open(prefix(name)), root, files);
+        progress(`  seeded ${files} files in ${Math.round(ms)} ms`);
+        seeded = true;
+      },
+    );
+    if (!seeded) continue;
+    const systems: [System, NotebookRun['makePool'], number][] = [
+      ['slivingdoc-mcp', mcpFactory(name), 0],
+      ['slivingdoc-engine', engineFactory(name), 1],
+    ];
+    for (const [system, makePool, fileIndex] of systems) {
+      const nb: NotebookRun = { system, store, makePool, root };
+      await attempt(acc, { scenario: `scale ${files}`, system, store }, async () => {
+        acc.scale.push(await runScale(nb, { files, reps: config.notebook.scaleReps, fileIndex }));
+      });
+      if (files === sizes[sizes.length - 1]) {
+        await attempt(acc, { scenario: `pull ${files}`, system, store }, async () => {
+          acc.pull.push(
+            await runPull(nb, {
+              files,
+              coldReps: config.notebook.coldReps,
+              warmReps: config.notebook.warmReps,
+              fileIndex: fileIndex + 2,
+            }),
+          );
+        });
+      }
+    }
+  }
+}
+
+function machine(): BenchReport['machine'] {
+  let git = 'git not found';
+  try {
+    git = execFileSync('git', ['--version'], { encoding: 'utf8' }).trim();
+  } catch {}
+  return {
+    cpus: cpus().length,
+    cpuModel: cpus()[0]?.model.trim() ?? 'unknown',
+    memoryGiB: Math.round(totalmem() / 2 ** 30),
+    node: process.version,
+    git,
+  };
+}
+
+async function main(): Promise<void> {
+  const config = configFor(process.argv.slice(2), process.env);
+  const outDir = resolve(process.env.BENCH_OUT ?? join(repoRoot, 'bench-results'));
+  const startedAt = new Date().toISOString();
+  const workRoot = await mkdtemp(join(tmpdir(), 'slivingdoc-bench-'));
+  const runId = Date.now().toString(36);
+  const acc: Accumulated = { load: [], pull: [], scale: [], rawCas: [], errors: [] };
+  const cli = join(repoRoot, 'apps/slivingdoc/dist/cli.js');
+  if (!existsSync(cli)) throw new Error(`${cli} is missing: run pnpm build first`);
+
+  const targets = [embeddedTarget(join(workRoot, 'store'))];
+  const s3 = s3SettingsFromEnv(process.env);
+  if (s3) targets.push(s3Target(s3));
+  else progress('SLIVINGDOC_TEST_S3_* unset: the S3 server scenarios are not run');
+
+  try {
+    for (const target of targets) await runStore(acc, config, target, workRoot, runId);
+    await runLoad(acc, config, 'git', 'local-disk', async () =>
+      createGitPool({
+        root: await mkdtemp(join(workRoot, 'git-')),
+        count: poolSize(config),
+        retries: config.retries,
+      }),
+    );
+  } finally {
+    if (!process.env.BENCH_KEEP) await rm(workRoot, { recursive: true, force: true });
+  }
+
+  const report: BenchReport = {
+    version: 1,
+    mode: config.mode,
+    startedAt,
+    finishedAt: new Date().toISOString(),
+    machine: machine(),
+    ...acc,
+    targets: evaluateTargets(acc),
+  };
+  await mkdir(outDir, { recursive: true });
+  await writeFile(join(outDir, 'latest.json'), `${JSON.stringify(report, null, 2)}\n`);
+  await writeFile(join(outDir, 'latest.svg'), renderChart(report));
+  process.stdout.write(renderReport(report));
+  process.stdout.write(`\nwrote ${join(outDir, 'latest.json')} and latest.svg\n`);
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`bench: ${(error as Error).stack ?? String(error)}\n`);
+  process.exitCode = 1;
+});
