@@ -3,6 +3,7 @@
  * SHA-256 verified, cached in P by SHA-256, imported in manifest order, only those whose head
  * is not already present), and the accepted tree with its paths checked against SPEC §4.
  */
+import { isUtf8 } from 'node:buffer';
 import { createHash, randomUUID } from 'node:crypto';
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -112,10 +113,10 @@ async function obtainPack(ctx: DirContext, descriptor: PackDescriptor): Promise<
 
 /**
  * Imports the packs of `manifest`'s active chain that P lacks: everything after the newest
- * entry whose head is already present (a crash mid-import re-imports from there).
- * Returns whether anything was imported.
+ * entry whose head is already present (a crash mid-import re-imports from there), then checks
+ * the head's closure before anything uses it.
  */
-async function importMissing(ctx: DirContext, manifest: Manifest): Promise<boolean> {
+async function importMissing(ctx: DirContext, manifest: Manifest): Promise<void> {
   const chain: PackDescriptor[] = [manifest.checkpoint, ...manifest.increments];
   let start = 0;
   for (let i = chain.length - 1; i >= 0; i -= 1) {
@@ -126,14 +127,51 @@ async function importMissing(ctx: DirContext, manifest: Manifest): Promise<boole
     }
   }
   const needed = chain.slice(start);
-  if (needed.length === 0) return false;
+  if (needed.length === 0) return;
   const limit = pLimit(DOWNLOAD_CONCURRENCY);
   const downloads = needed.map((descriptor) => limit(() => obtainPack(ctx, descriptor)));
   // Every download settles even when an earlier one fails: no unhandled rejection.
   for (const download of downloads) download.catch(() => {});
   for (const download of downloads) await importPack(ctx.db, await download);
-  await verifyClosure(ctx.db, manifest.head);
-  return true;
+  const anchor = start > 0 ? (chain[start - 1] as PackDescriptor).head : undefined;
+  await verifyNewClosure(ctx, anchor, manifest.head);
+}
+
+/**
+ * The head closure check of SPEC §7. Without an anchor: the whole closure. With one (a head P
+ * already held, whose closure was checked when it arrived): every tree of the new head (reading
+ * the flattened tree fails on a missing tree) and only the blobs that differ from the anchor's,
+ * because an increment pack carries only what is new relative to its parent. Checking all
+ * 10,000 blobs of a notebook for every one-file increment would make warm pulls and lost races
+ * cost as much as a cold pull.
+ */
+async function verifyNewClosure(
+  ctx: DirContext,
+  anchor: string | undefined,
+  head: string,
+): Promise<void> {
+  if (anchor === undefined) {
+    await verifyClosure(ctx.db, head);
+    return;
+  }
+  const before = (await readAcceptedTree(ctx, anchor)).entries;
+  const after = (await readAcceptedTree(ctx, head)).entries;
+  for (const [path, oid] of after) {
+    if (before.get(path) === oid) continue;
+    const blob = await ctx.db.readBlob(oid).catch((err: unknown) => {
+      throw integrityFailure(
+        'MISSING_OBJECT',
+        'A pack lacks an object the accepted notebook needs; the notebook directory was left untouched.',
+        err,
+      );
+    });
+    if (!isUtf8(blob) || blob.includes(0)) {
+      throw integrityFailure(
+        'INVALID_REMOTE_CONTENT',
+        'The accepted notebook holds content that is not valid notebook text; the notebook directory was left untouched.',
+      );
+    }
+  }
 }
 
 /** SPEC §4 on the accepted tree: every path valid, no two colliding under case folding. */

@@ -96,3 +96,10 @@ export async function rejection(promise: Promise<unknown>): Promise<Record<strin
   }
   throw new Error('expected a rejection');
 }
+
+/** The state.json of the only P below `privateRoot`. */
+export async function stateFile(privateRoot: string): Promise<string> {
+  const [key] = await readdir(join(privateRoot, 'notebooks'));
+  if (key === undefined) throw new Error('no private state');
+  return join(privateRoot, 'notebooks', key, 'state.json');
+}

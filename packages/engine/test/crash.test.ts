@@ -1,0 +1,98 @@
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { createEmbeddedStore, decodeManifest, type ObjectStore } from '@slivingdoc/store';
+import { describe, expect, it } from 'vitest';
+import { createNotebookService, FAILPOINT, type FailpointName } from '../src/index';
+import { put, snapshot, tempRoots } from './helpers';
+
+const CHILD = join(import.meta.dirname, 'fixtures', 'engine-child.ts');
+
+function runChild(
+  args: object,
+  failpoints: string,
+): Promise<{ signal: string | null; stdout: string }> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      ['--import', 'tsx', '--conditions=@slivingdoc/source', CHILD, JSON.stringify(args)],
+      { env: { ...process.env, SLIVINGDOC_FAILPOINTS: failpoints }, cwd: import.meta.dirname },
+      (error, stdout) => resolve({ signal: error?.signal ?? null, stdout }),
+    );
+  });
+}
+
+async function headGeneration(store: ObjectStore): Promise<bigint> {
+  const object = await store.get('current');
+  return object === undefined ? 0n : decodeManifest(object.body).generation;
+}
+
+const COMMIT_WINDOWS: FailpointName[] = [
+  FAILPOINT.afterScan,
+  FAILPOINT.afterPackUpload,
+  FAILPOINT.afterCasSent,
+  FAILPOINT.afterCasAnswered,
+  FAILPOINT.afterRecoveryFlag,
+  FAILPOINT.midMaterialize,
+  FAILPOINT.afterMaterialize,
+  FAILPOINT.afterBaselineWrite,
+];
+
+describe('kill -9 of a real process at each failpoint (embedded store)', () => {
+  it.each(COMMIT_WINDOWS)(
+    'killed at %s: the next call repairs, nothing acknowledged is lost',
+    async (point) => {
+      const roots = await tempRoots();
+      const storeDir = join(roots.base, 'store');
+      const dir = join(roots.workspaceRoot, 'notebook');
+      const config = {
+        privateRoot: roots.privateRoot,
+        workspaceRoot: roots.workspaceRoot,
+        notebookDir: dir,
+      };
+      const store = await createEmbeddedStore({ dir: storeDir, prefix: 'nb' });
+      const first = await createNotebookService({ ...config, store });
+      await first.pull({});
+      await put(dir, 'kept.md', 'acknowledged\n');
+      await put(dir, 'other.md', 'x\n');
+      await first.commit({ message: 'acknowledged' });
+      await first.close();
+
+      await put(dir, 'kept.md', 'acknowledged\nmore\n');
+      await put(dir, 'new-1.md', 'one\n');
+      await put(dir, 'new-2.md', 'two\n');
+      const killed = await runChild(
+        { ...config, storeDir, op: 'commit', message: 'killed' },
+        `${point}=kill`,
+      );
+      expect(killed.signal).toBe('SIGKILL');
+
+      const next = await createNotebookService({ ...config, store });
+      const pulled = await next.pull({});
+      expect(pulled.code).toBe('OK');
+      const local = await snapshot(dir);
+      // The caller's bytes survive whether or not the publication landed.
+      expect(local).toEqual({
+        'kept.md': 'acknowledged\nmore\n',
+        'new-1.md': 'one\n',
+        'new-2.md': 'two\n',
+        'other.md': 'x\n',
+      });
+      // And the next commit publishes whatever did not land: L equals R afterwards.
+      const committed = await next.commit({ message: 'after repair' });
+      expect(committed.generation).toBe(Number(await headGeneration(store)));
+      await next.close();
+      const reader = await tempRoots();
+      const readerDir = join(reader.workspaceRoot, 'notebook');
+      const fresh = await createNotebookService({
+        store,
+        privateRoot: reader.privateRoot,
+        workspaceRoot: reader.workspaceRoot,
+        notebookDir: readerDir,
+      });
+      await fresh.pull({});
+      expect(await snapshot(readerDir)).toEqual(local);
+      await fresh.close();
+    },
+    60_000,
+  );
+});
