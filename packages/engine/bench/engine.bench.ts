@@ -1,0 +1,108 @@
+/**
+ * Engine benchmark on the embedded store: commit latency and throughput for 1/10/100 writers,
+ * cold pull of a checkpointed N-file notebook, warm pull of one increment, and commit latency
+ * with one changed file on a 100- vs N-file notebook. `pnpm bench` (BENCH_FILES=10000 default).
+ */
+import { mkdir, mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createEmbeddedStore, type ObjectStore } from '@slivingdoc/store';
+import { createNotebookService, type NotebookService } from '../src/index';
+
+const FILES = Number(process.env.BENCH_FILES ?? 10_000);
+const WRITERS = (process.env.BENCH_WRITERS ?? '1,10,100').split(',').map(Number);
+const base = await realpath(await mkdtemp(join(tmpdir(), 'engine-bench-')));
+let n = 0;
+
+async function open(
+  store: ObjectStore,
+  retries = 100,
+): Promise<{ service: NotebookService; dir: string }> {
+  n += 1;
+  const root = join(base, `p${n}`);
+  const dir = join(root, 'ws', 'notebook');
+  await mkdir(join(root, 'ws'), { recursive: true });
+  const service = await createNotebookService({
+    store,
+    privateRoot: join(root, 'priv'),
+    workspaceRoot: join(root, 'ws'),
+    notebookDir: dir,
+    commitRetries: retries,
+  });
+  return { service, dir };
+}
+
+function pct(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN;
+}
+
+const rows: string[][] = [['scenario', 'p50 ms', 'p90 ms', 'p99 ms', 'rate']];
+
+for (const writers of WRITERS) {
+  const store = await createEmbeddedStore({ dir: join(base, `store-w${writers}`), prefix: 'b' });
+  const parts = await Promise.all(Array.from({ length: writers }, () => open(store)));
+  for (const p of parts) await p.service.pull({});
+  const latencies: number[] = [];
+  const rounds = writers === 1 ? 50 : writers === 10 ? 5 : 1;
+  const start = performance.now();
+  await Promise.all(
+    parts.map(async (p, i) => {
+      for (let r = 0; r < rounds; r += 1) {
+        await writeFile(join(p.dir, `w${i}-${r}.md`), `${i} ${r}\n`);
+        const t = performance.now();
+        await p.service.commit({ message: 'bench' });
+        latencies.push(performance.now() - t);
+      }
+    }),
+  );
+  const seconds = (performance.now() - start) / 1000;
+  rows.push([
+    `commit, ${writers} writer(s)`,
+    ...[50, 90, 99].map((q) => pct(latencies, q).toFixed(0)),
+    `${(latencies.length / seconds).toFixed(1)} commits/s`,
+  ]);
+  for (const p of parts) await p.service.close();
+}
+
+async function notebookOf(files: number) {
+  const store = await createEmbeddedStore({ dir: join(base, `store-f${files}`), prefix: 'b' });
+  const writer = await open(store);
+  await writer.service.pull({});
+  for (let i = 0; i < files; i += 1) {
+    const dir = join(writer.dir, `d${Math.floor(i / 100)}`);
+    if (i % 100 === 0) await mkdir(dir, { recursive: true });
+    await writeFile(join(dir, `f${i}.md`), `file ${i}\nline two\n`);
+  }
+  await writer.service.commit({ message: 'bulk' });
+  return { store, writer };
+}
+
+async function oneFileCommits(files: number, label: string) {
+  const { store, writer } = await notebookOf(files);
+  const latencies: number[] = [];
+  for (let r = 0; r < 10; r += 1) {
+    await writeFile(join(writer.dir, 'd0', 'f0.md'), `file 0 edit ${r}\n`);
+    const t = performance.now();
+    await writer.service.commit({ message: 'one' });
+    latencies.push(performance.now() - t);
+  }
+  rows.push([label, ...[50, 90, 99].map((q) => pct(latencies, q).toFixed(0)), '']);
+  return { store, writer };
+}
+
+await oneFileCommits(100, 'commit 1 changed file, 100-file notebook');
+const big = await oneFileCommits(FILES, `commit 1 changed file, ${FILES}-file notebook`);
+const reader = await open(big.store);
+let t = performance.now();
+await reader.service.pull({});
+rows.push([`cold pull, ${FILES}-file notebook`, (performance.now() - t).toFixed(0), '', '', '']);
+await writeFile(join(big.writer.dir, 'd0', 'f1.md'), 'changed\n');
+await big.writer.service.commit({ message: 'warm' });
+t = performance.now();
+await reader.service.pull({});
+rows.push(['warm pull, one new increment', (performance.now() - t).toFixed(0), '', '', '']);
+
+const widths = rows[0]?.map((_, c) => Math.max(...rows.map((r) => (r[c] ?? '').length))) ?? [];
+for (const row of rows) console.log(row.map((cell, c) => cell.padEnd(widths[c] ?? 0)).join('  '));
+await rm(base, { recursive: true, force: true });
