@@ -1,3 +1,5 @@
+import { DomainError } from '@slivingdoc/envelope';
+
 /**
  * INVALID_REQUEST reasons this package decides (SPEC §3). A subset of the envelope's
  * catalogue; the engine maps a {@link PolicyError} onto the catalogue by its `reason`.
@@ -11,21 +13,14 @@ export type PolicyReason =
   | 'MESSAGE_INVALID';
 
 /**
- * A request refused by the path or message rules. Always `INVALID_REQUEST` with one of the
- * {@link PolicyReason} tokens.
- *
- * Defined locally because `@slivingdoc/envelope` did not export `DomainError` yet when this
- * package was written; the engine maps `code` + `reason` onto the catalogue unchanged.
+ * A request refused by the path or message rules: the catalogued `INVALID_REQUEST` domain
+ * error with one of the {@link PolicyReason} tokens, ready for the envelope as is.
  */
-export class PolicyError extends Error {
-  override readonly name = 'PolicyError';
-  readonly code = 'INVALID_REQUEST' as const;
-  constructor(
-    readonly reason: PolicyReason,
-    message: string,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
+export class PolicyError extends DomainError<'INVALID_REQUEST'> {
+  declare readonly reason: PolicyReason;
+  constructor(reason: PolicyReason, message: string, options?: { cause?: unknown }) {
+    super({ code: 'INVALID_REQUEST', reason, message, cause: options?.cause });
+    this.name = 'PolicyError';
   }
 }
 

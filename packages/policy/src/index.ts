@@ -2,7 +2,6 @@ export { PathSetError, PolicyError, type PolicyReason } from './errors';
 export {
   checkNotebookPath,
   checkSegment,
-  compareUtf8,
   foldKey,
   type PathReason,
 } from './notebook-path';

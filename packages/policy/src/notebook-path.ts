@@ -11,6 +11,7 @@ const CONTROL_CHARACTER = /\p{Cc}/u;
 const FORBIDDEN_CHARACTER = /[/\\:*?"<>|]/;
 // Windows reserves these names with any extension ("CON.txt", "lpt1.tar.gz"), in any case.
 const WINDOWS_DEVICE = /^(con|prn|aux|nul|com[1-9]|lpt[1-9])(\..*)?$/i;
+const ASCII_ONLY = /^[\x00-\x7f]*$/;
 const RESERVED_SEGMENTS = new Set(['.', '..', '.git']);
 
 /**
@@ -51,10 +52,8 @@ export function checkNotebookPath(path: string): PathReason | undefined {
  * key is per segment. `foldKey('Straße.md') === foldKey('STRASSE.md')`.
  */
 export function foldKey(path: string): string {
+  // ASCII is already NFC and folds exactly by A–Z → a–z (no ASCII character has a
+  // multi-character or non-ASCII folding): the common case skips the table walk.
+  if (ASCII_ONLY.test(path)) return path.toLowerCase();
   return caseFold(path.normalize('NFC')).normalize('NFC');
-}
-
-/** Compares two strings by their UTF-8 bytes: the one order of every list (SPEC §2). */
-export function compareUtf8(a: string, b: string): number {
-  return Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
 }

@@ -1,10 +1,17 @@
-import type { PathSets } from '@slivingdoc/envelope';
+import {
+  candidSetLines,
+  compareUtf8,
+  type PathSets,
+  pathSetSentences,
+  successSuffix,
+} from '@slivingdoc/envelope';
 import { PathSetError } from './errors';
-import { checkNotebookPath, compareUtf8 } from './notebook-path';
+import { checkNotebookPath } from './notebook-path';
 
 /**
  * The configured writable/read-only sets (SPEC §5) and every text that advertises them
- * (SPEC §2): built here, in one place, so the four surfaces cannot disagree.
+ * (SPEC §2). The wording itself lives in `@slivingdoc/envelope` (the lowest layer, which
+ * also renders results), so the four surfaces cannot disagree.
  */
 export interface PathPolicy {
   /** The normalised, deduplicated, UTF-8-byte-sorted sets. */
@@ -35,13 +42,14 @@ export function createPathPolicy(init: { writable: string[]; readOnly: string[] 
   }
   const sets: PathSets = { readOnly, writable };
   const sentences = pathSetSentences(sets);
+  const suffix = sentences ? ` ${sentences}` : '';
   return {
     sets,
     isWritable: (path) => isWritable(sets, path.normalize('NFC')),
-    descriptionSuffix: () => sentences,
-    instructionsSuffix: () => sentences,
-    textSuffix: () => textSuffix(sets),
-    candidLines: () => candidLines(sets),
+    descriptionSuffix: () => suffix,
+    instructionsSuffix: () => suffix,
+    textSuffix: () => successSuffix(sets),
+    candidLines: () => candidSetLines(sets),
   };
 }
 
@@ -81,41 +89,4 @@ function isWritable(sets: PathSets, path: string): boolean {
   // Both configured: the longest matching entry decides; matching neither is read-only.
   // Entries never appear in both sets, so two matches never have the same length.
   return writable > readOnly;
-}
-
-function pathSetSentences(sets: PathSets): string {
-  const sentences: string[] = [];
-  if (sets.writable.length > 0) {
-    sentences.push(
-      `Writable paths: ${sets.writable.join(', ')}. notes_commit refuses any change elsewhere, resets those files, and reports READ_ONLY_PATH; write only under them.`,
-    );
-  }
-  if (sets.readOnly.length > 0) {
-    const rule =
-      sets.writable.length > 0
-        ? 'where the two sets nest, the longest matching entry decides.'
-        : 'write elsewhere.';
-    sentences.push(
-      `Read-only paths: ${sets.readOnly.join(', ')}. notes_commit refuses any change there, resets those files, and reports READ_ONLY_PATH; ${rule}`,
-    );
-  }
-  return sentences.map((sentence) => ` ${sentence}`).join('');
-}
-
-function textSuffix(sets: PathSets): string {
-  const writable = sets.writable.join(', ');
-  const readOnly = sets.readOnly.join(', ');
-  if (writable && readOnly) {
-    return ` (writable: ${writable}; read-only: ${readOnly}; longest match decides)`;
-  }
-  if (writable) return ` (writable: ${writable})`;
-  if (readOnly) return ` (read-only: ${readOnly})`;
-  return '';
-}
-
-function candidLines(sets: PathSets): string[] {
-  const lines: string[] = [];
-  if (sets.writable.length > 0) lines.push(`writable: ${sets.writable.join(', ')}`);
-  if (sets.readOnly.length > 0) lines.push(`read-only: ${sets.readOnly.join(', ')}`);
-  return lines;
 }

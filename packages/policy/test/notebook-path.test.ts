@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { checkNotebookPath, checkSegment, compareUtf8, foldKey } from '../src/index';
+import { checkNotebookPath, checkSegment, foldKey } from '../src/index';
 
 describe('checkNotebookPath (SPEC §4)', () => {
   it.each([
@@ -86,10 +86,12 @@ describe('foldKey (full Unicode case folding after NFC)', () => {
   });
 });
 
-describe('compareUtf8', () => {
-  it('orders by UTF-8 bytes, not UTF-16 units', () => {
-    // U+FF5E (3 bytes, EF BD 9E) sorts before U+1F600 (F0 ...) by bytes, after it by UTF-16.
-    const list = ['\u{1F600}', '\uFF5E', 'B', 'a'];
-    expect([...list].sort(compareUtf8)).toEqual(['B', 'a', '\uFF5E', '\u{1F600}']);
+describe('foldKey ASCII fast path', () => {
+  it('agrees with the full table for every ASCII character', async () => {
+    const { caseFold } = await import('unicode-case-folding');
+    const ascii = Array.from({ length: 128 }, (_, i) => String.fromCharCode(i)).join('');
+    expect(foldKey(ascii)).toBe(caseFold(ascii));
+    expect(foldKey('K')).toBe('k');
+    expect(foldKey('\u212a')).toBe('k'); // KELVIN SIGN folds into ASCII
   });
 });

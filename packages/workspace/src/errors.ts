@@ -1,7 +1,6 @@
-/**
- * The file reasons a scan reports (a subset of the envelope's `FileReason`; SPEC §3/§4).
- * Declared here because `@slivingdoc/envelope` did not export its catalogue types yet.
- */
+import { DomainError, type FileIssue } from '@slivingdoc/envelope';
+
+/** The file reasons a scan reports (a subset of the envelope's `FileReason`; SPEC §3/§4). */
 export type ScanReason =
   | 'SYMLINK'
   | 'SPECIAL_FILE'
@@ -13,11 +12,9 @@ export type ScanReason =
   | 'PATH_TOO_DEEP'
   | 'FILE_TOO_LARGE';
 
-/** One file L holds that is not notebook state; structurally the envelope's `FileIssue`. */
-export interface ScanProblem {
-  path: string;
+/** One entry of L that is not notebook state (always without ranges). */
+export interface ScanProblem extends FileIssue {
   reason: ScanReason;
-  ranges: { start: number; end: number }[];
 }
 
 /**
@@ -47,12 +44,14 @@ export class InvalidChangeError extends Error {
  * Another holder kept this notebook directory's lock past the wait bound: the engine answers
  * PATH_BUSY · LOCK_TIMEOUT (retryable).
  */
-export class LockTimeoutError extends Error {
-  override readonly name = 'LockTimeoutError';
-  readonly code = 'PATH_BUSY' as const;
-  readonly reason = 'LOCK_TIMEOUT' as const;
+export class LockTimeoutError extends DomainError<'PATH_BUSY'> {
   constructor() {
-    super('Another operation holds this notebook directory; try again shortly.');
+    super({
+      code: 'PATH_BUSY',
+      reason: 'LOCK_TIMEOUT',
+      message: 'Another operation holds this notebook directory; try again shortly.',
+    });
+    this.name = 'LockTimeoutError';
   }
 }
 

@@ -1,8 +1,19 @@
 import { isUtf8 } from 'node:buffer';
-import type { BigIntStats, Dirent } from 'node:fs';
-import { constants, lstat, open, readdir, unlink } from 'node:fs/promises';
-import { checkNotebookPath, checkSegment, compareUtf8, foldKey } from '@slivingdoc/policy';
-import pLimit from 'p-limit';
+import {
+  type BigIntStats,
+  closeSync,
+  constants,
+  type Dirent,
+  fstatSync,
+  lstatSync,
+  openSync,
+  readdirSync,
+  readSync,
+  unlinkSync,
+} from 'node:fs';
+import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
+import { compareUtf8 } from '@slivingdoc/envelope';
+import { checkNotebookPath, checkSegment, foldKey } from '@slivingdoc/policy';
 import { ConcurrentEditError, type ScanProblem, type ScanReason } from './errors';
 import { concurrentEdit, readSecurely } from './read-file';
 import { SecureDir } from './secure-dir';
@@ -14,8 +25,6 @@ import { isTempName } from './temp-names';
 export const MAX_FILE_BYTES = 64 * 1024 * 1024;
 /** An absolute path (L + `/` + notebook path) longer than this is PATH_TOO_DEEP (SPEC §4). */
 export const MAX_ABSOLUTE_PATH_BYTES = 4095;
-// Enough parallel lstat/read calls to keep the thread pool busy on a cold scan.
-const CONCURRENCY = 32;
 
 /** One valid notebook file found by {@link scanNotebook}. */
 export interface ScannedFile {
@@ -62,7 +71,6 @@ class Scan {
   private readonly problems: ScanProblem[] = [];
   // Every valid file and directory path, for the collision check.
   private readonly namesByKey = new Map<string, string[]>();
-  private readonly limit = pLimit(CONCURRENCY);
   private readonly rootBytes: number;
 
   constructor(
@@ -72,20 +80,21 @@ class Scan {
     this.rootBytes = Buffer.byteLength(root, 'utf8');
   }
 
+  // Within one directory the calls are synchronous: for thousands of small files, Node's
+  // asynchronous fs (one thread-pool round trip per call) costs several times more than
+  // the system calls themselves. The scan yields to the event loop after each directory,
+  // so other work waits at most for one directory's worth of calls.
   async directory(dir: SecureDir, prefix: string): Promise<void> {
-    const entries = (await readdir(dir.self, {
+    const entries = readdirSync(dir.self, {
       withFileTypes: true,
       encoding: 'buffer',
-    })) as unknown as Dirent<Buffer>[];
+    }) as unknown as Dirent<Buffer>[];
     const subdirs: string[] = [];
-    await Promise.all(
-      entries.map((entry) =>
-        this.limit(async () => {
-          const sub = await this.entry(dir, prefix, entry.name);
-          if (sub !== undefined) subdirs.push(sub);
-        }),
-      ),
-    );
+    for (const entry of entries) {
+      const sub = this.entry(dir, prefix, entry.name);
+      if (sub !== undefined) subdirs.push(sub);
+    }
+    await yieldToEventLoop();
     // Sequential descent keeps one open descriptor per level.
     for (const name of subdirs.sort(compareUtf8)) {
       const child = await dir.openChild(name).catch(concurrentEdit(prefix + name));
@@ -98,19 +107,15 @@ class Scan {
   }
 
   /** Classifies one entry; returns its name when it is a directory to descend into. */
-  private async entry(
-    dir: SecureDir,
-    prefix: string,
-    rawName: Buffer,
-  ): Promise<string | undefined> {
+  private entry(dir: SecureDir, prefix: string, rawName: Buffer): string | undefined {
     const name = rawName.toString('utf8');
     const path = prefix + name;
     if (!isUtf8(rawName)) return this.problem(path, 'INVALID_NAME');
     if (isTempName(name)) {
-      await this.removeStaleTemp(dir, name);
+      this.removeStaleTemp(dir, name);
       return undefined;
     }
-    const stats = await lstat(dir.child(name), { bigint: true }).catch(ignoreVanished);
+    const stats = ifPresent(() => lstatSync(dir.child(name), { bigint: true }));
     if (!stats) return undefined;
     if (stats.isSymbolicLink()) return this.problem(path, 'SYMLINK');
     if (stats.isDirectory()) {
@@ -122,7 +127,7 @@ class Scan {
     if (!stats.isFile()) return this.problem(path, 'SPECIAL_FILE');
     const reason = this.pathReason(path);
     if (reason) return this.problem(path, reason);
-    await this.file(dir, name, path, stats);
+    this.file(dir, name, path, stats);
     return undefined;
   }
 
@@ -135,7 +140,7 @@ class Scan {
     return undefined;
   }
 
-  private async file(dir: SecureDir, name: string, path: string, stats: BigIntStats) {
+  private file(dir: SecureDir, name: string, path: string, stats: BigIntStats): void {
     if (stats.size > BigInt(MAX_FILE_BYTES)) return this.problem(path, 'FILE_TOO_LARGE');
     this.remember(path);
     const stamp = stampOf(stats);
@@ -145,16 +150,16 @@ class Scan {
       this.files.set(path, { path, stamp, cachedId, read: () => readSecurely(root, path, stamp) });
       return;
     }
-    const read = await readStableContent(dir, name, path);
+    const read = readStableContent(dir, name, path, stats.size);
     if (!read) return;
     if (read.kind === 'problem') return this.problem(path, read.reason);
     const { content } = read;
     this.files.set(path, { path, stamp: read.stamp, read: async () => content });
   }
 
-  private async removeStaleTemp(dir: SecureDir, name: string): Promise<void> {
-    const stats = await lstat(dir.child(name)).catch(ignoreVanished);
-    if (stats?.isFile()) await unlink(dir.child(name)).catch(ignoreVanished);
+  private removeStaleTemp(dir: SecureDir, name: string): void {
+    const stats = ifPresent(() => lstatSync(dir.child(name)));
+    if (stats?.isFile()) ifPresent(() => unlinkSync(dir.child(name)));
   }
 
   private remember(path: string): void {
@@ -189,42 +194,63 @@ type ReadOutcome =
 
 // A file edited while being read is read again, so the content always matches its stamp
 // (the stat cache would otherwise pin stale content to a fresh stamp).
-async function readStableContent(
+function readStableContent(
   dir: SecureDir,
   name: string,
   path: string,
-): Promise<ReadOutcome | undefined> {
+  expectedSize: bigint,
+): ReadOutcome | undefined {
+  let size = Number(expectedSize);
   for (let attempt = 0; attempt < 5; attempt += 1) {
-    // O_NONBLOCK: a FIFO swapped in after the lstat must not block the scan.
-    const handle = await open(
-      dir.child(name),
-      constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK,
-    ).catch((error: NodeJS.ErrnoException) => {
-      if (error.code === 'ELOOP') return 'symlink' as const;
-      if (error.code === 'ENOENT') return undefined;
-      throw error;
-    });
-    if (handle === undefined) return undefined;
-    if (handle === 'symlink') return { kind: 'problem', reason: 'SYMLINK' };
+    let fd: number;
     try {
-      const before = await handle.stat({ bigint: true });
+      // O_NONBLOCK: a FIFO swapped in after the lstat must not block the scan.
+      fd = openSync(
+        dir.child(name),
+        constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK,
+      );
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === 'ELOOP') return { kind: 'problem', reason: 'SYMLINK' };
+      if (code === 'ENOENT') return undefined;
+      throw error;
+    }
+    try {
+      const before = fstatSync(fd, { bigint: true });
       if (!before.isFile()) return { kind: 'problem', reason: 'SPECIAL_FILE' };
       if (before.size > BigInt(MAX_FILE_BYTES))
         return { kind: 'problem', reason: 'FILE_TOO_LARGE' };
-      const content = await handle.readFile();
-      const stamp = stampOf(await handle.stat({ bigint: true }));
-      if (!sameStamp(stamp, stampOf(before))) continue;
+      size = Number(before.size);
+      // One byte more than the size: a read that fills it shows the file grew meanwhile.
+      const buffer = Buffer.allocUnsafe(size + 1);
+      let length = 0;
+      for (;;) {
+        const read = readSync(fd, buffer, length, buffer.length - length, null);
+        if (read === 0 || length + read === buffer.length) {
+          length += read;
+          break;
+        }
+        length += read;
+      }
+      const stamp = stampOf(fstatSync(fd, { bigint: true }));
+      if (length !== size || !sameStamp(stamp, stampOf(before))) continue;
+      const content = buffer.subarray(0, length);
       if (!isUtf8(content)) return { kind: 'problem', reason: 'NOT_UTF8' };
       if (content.includes(0)) return { kind: 'problem', reason: 'CONTAINS_NUL' };
       return { kind: 'content', content, stamp };
     } finally {
-      await handle.close();
+      closeSync(fd);
     }
   }
   throw new ConcurrentEditError([path]);
 }
 
-function ignoreVanished(error: NodeJS.ErrnoException): undefined {
-  if (error.code === 'ENOENT') return undefined;
-  throw error;
+/** Runs a file system call; `undefined` when the entry vanished meanwhile. */
+function ifPresent<T>(call: () => T): T | undefined {
+  try {
+    return call();
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw error;
+  }
 }

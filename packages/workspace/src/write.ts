@@ -1,6 +1,7 @@
 import type { BigIntStats } from 'node:fs';
 import { constants, link, lstat, mkdir, open, rename, rmdir, unlink } from 'node:fs/promises';
-import { checkNotebookPath, compareUtf8 } from '@slivingdoc/policy';
+import { compareUtf8 } from '@slivingdoc/envelope';
+import { checkNotebookPath } from '@slivingdoc/policy';
 import { ConcurrentEditError, InvalidChangeError } from './errors';
 import { concurrentEdit } from './read-file';
 import { SecureDir } from './secure-dir';
@@ -107,7 +108,7 @@ async function writeFile(tree: DirTree, change: FileChange, content: Uint8Array)
     temp,
     constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW,
     0o644,
-  );
+  ).catch(concurrentEdit(change.path)); // ENOENT: the opened directory was removed meanwhile
   try {
     await handle.writeFile(content);
     await handle.sync();
@@ -134,7 +135,7 @@ async function publish(change: FileChange, temp: string, target: string): Promis
       (error: NodeJS.ErrnoException) => {
         if (error.code === 'EEXIST') throw new ConcurrentEditError([change.path]);
         if (NO_HARD_LINKS.has(error.code ?? '')) return false;
-        throw error;
+        return concurrentEdit(change.path)(error);
       },
     );
     if (linked) {
@@ -150,7 +151,7 @@ async function publish(change: FileChange, temp: string, target: string): Promis
       ? stats === undefined
       : stats?.isFile() === true && sameStamp(stampOf(stats), change.expect);
   if (!expected) throw new ConcurrentEditError([change.path]);
-  await rename(temp, target);
+  await rename(temp, target).catch(concurrentEdit(change.path));
 }
 
 function parentOf(path: string): string {
