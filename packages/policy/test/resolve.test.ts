@@ -2,7 +2,12 @@ import { mkdir, mkdtemp, realpath, rm, stat, symlink, writeFile } from 'node:fs/
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { PolicyError, type ResolveRequestInit, resolveRequestPath } from '../src/index';
+import {
+  PolicyError,
+  parseRequestPath,
+  type ResolveRequestInit,
+  resolveRequestPath,
+} from '../src/index';
 
 let base: string;
 let root: string;
@@ -58,6 +63,14 @@ describe('resolveRequestPath', () => {
     ['an unrelated directory', () => outside],
   ])('refuses %s as PATH_OUTSIDE_ROOT', async (_name, path) => {
     expect(await reasonOf(resolveRequestPath(init(path())))).toBe('PATH_OUTSIDE_ROOT');
+  });
+
+  it('cleans .. before the containment check, so it cannot climb out of the root', async () => {
+    const climbing = parseRequestPath(`${root}/notebook/../../outside`, { home: '/nowhere' });
+    expect(climbing).toBe(outside);
+    expect(await reasonOf(resolveRequestPath(init(climbing)))).toBe('PATH_OUTSIDE_ROOT');
+    const staying = parseRequestPath(`${root}/x/../notebook`, { home: '/nowhere' });
+    expect(await resolveRequestPath(init(staying))).toBe(join(root, 'notebook'));
   });
 
   it('refuses a symlink as the request path, even one pointing inside', async () => {
