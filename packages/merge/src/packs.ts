@@ -1,11 +1,10 @@
 import { isUtf8 } from 'node:buffer';
-import { randomUUID } from 'node:crypto';
-import * as git from 'isomorphic-git';
 import { decodeCommit } from './commitCodec';
-import { ClosureError, type InvalidBlob, ObjectMissingError, PackError } from './errors';
+import { ClosureError, type InvalidBlob, ObjectMissingError } from './errors';
 import { type GitObjectDb, gitDbOf, type ObjectDb } from './objectDb';
 import type { Oid } from './objectFormat';
 import { encodePack, type PackObject, scanPack } from './packFormat';
+import { installPack } from './packInstall';
 import { DIR_MODE, type TreeObjectEntry } from './treeCodec';
 
 /** Collects whole objects for a pack, each once, in walk order. */
@@ -78,61 +77,13 @@ export async function createCheckpointPack(db: ObjectDb, opts: { head: Oid }): P
 }
 
 /**
- * Verifies `pack` is a well-formed git pack, then makes it readable: the pack and its index are
- * built in a staging directory and renamed into `objects/pack` pack first, index last. Readers
- * find packs by their `.idx`, so a failure at any step leaves nothing that reads as imported.
- * Importing the same pack twice is a no-op. Throws {@link PackError}.
+ * Verifies `pack` is a well-formed git pack, then makes it readable (see `installPack`: staged,
+ * index renamed in last, so a failure leaves nothing that reads as imported). Importing the same
+ * pack twice is a no-op. Throws {@link PackError}.
  */
 export async function importPack(db: ObjectDb, pack: Uint8Array): Promise<void> {
   const gitDb = gitDbOf(db);
-  const { checksum, count } = scanPack(pack);
-  const fsp = (gitDb.fs as unknown as { promises: typeof import('node:fs').promises }).promises;
-  const name = `pack-${checksum}`;
-  const packDir = `${gitDb.gitdir}/objects/pack`;
-  if (await exists(fsp, `${packDir}/${name}.idx`)) return;
-  const stagingRel = `incoming/${randomUUID()}`;
-  const staging = `${gitDb.gitdir}/${stagingRel}`;
-  await fsp.mkdir(staging, { recursive: true });
-  try {
-    await fsp.writeFile(`${staging}/${name}.pack`, pack);
-    let indexed: number;
-    try {
-      const { oids } = await git.indexPack({
-        fs: gitDb.fs,
-        dir: gitDb.gitdir,
-        gitdir: gitDb.gitdir,
-        filepath: `${stagingRel}/${name}.pack`,
-        cache: gitDb.gitCache,
-      });
-      indexed = oids.length;
-    } catch (cause) {
-      throw new PackError(
-        'UNRESOLVED_DELTA',
-        'pack could not be indexed (a delta base is missing or corrupt)',
-        { cause },
-      );
-    }
-    // isomorphic-git leaves objects it cannot resolve out of the index instead of failing.
-    if (indexed !== count)
-      throw new PackError(
-        'UNRESOLVED_DELTA',
-        `pack has ${count - indexed} object(s) whose delta base is missing`,
-      );
-    await fsp.mkdir(packDir, { recursive: true });
-    await fsp.rename(`${staging}/${name}.pack`, `${packDir}/${name}.pack`);
-    await fsp.rename(`${staging}/${name}.idx`, `${packDir}/${name}.idx`);
-  } finally {
-    await fsp.rm(staging, { recursive: true, force: true });
-  }
-}
-
-async function exists(fsp: typeof import('node:fs').promises, path: string): Promise<boolean> {
-  try {
-    await fsp.stat(path);
-    return true;
-  } catch {
-    return false;
-  }
+  await installPack(gitDb, pack, scanPack(pack));
 }
 
 /**

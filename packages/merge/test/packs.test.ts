@@ -237,6 +237,43 @@ describe.each([
   });
 });
 
+describe('bulk blob writes', () => {
+  it('writeBlobs stores one pack whose index canonical git reads, and every blob reads back', async () => {
+    const gitdir = freshDir();
+    const db = await openObjectDb({ gitdir });
+    const contents = Array.from({ length: 300 }, (_, i) => utf8(`blob ${i}\n`));
+    contents.push(utf8('blob 0\n'));
+    const oids = await db.writeBlobs(contents);
+    expect(oids[300]).toBe(oids[0]);
+    const packs = readdirSync(`${gitdir}/objects/pack`);
+    expect(packs.filter((f) => f.endsWith('.idx'))).toHaveLength(1);
+    const idx = packs.find((f) => f.endsWith('.idx')) as string;
+    const verify = gitOk(['verify-pack', '-v', `${gitdir}/objects/pack/${idx}`], {
+      cwd: gitdir,
+    }).toString();
+    expect(verify.split('\n').filter((l) => / blob /.test(l))).toHaveLength(300);
+    expect(gitOk(['cat-file', 'blob', oids[123] as string], { cwd: gitdir }).toString()).toBe(
+      'blob 123\n',
+    );
+    const reopened = await openObjectDb({ gitdir });
+    expect(Buffer.from(await reopened.readBlob(oids[299] as string)).toString()).toBe('blob 299\n');
+  });
+
+  it('an imported whole-object pack is indexed by our writer in a form git accepts', async () => {
+    const source = openMemoryObjectDb();
+    const { head, tree } = await notebook(source, FILES);
+    const gitdir = freshDir();
+    await importPack(await openObjectDb({ gitdir }), await createCheckpointPack(source, { head }));
+    const idx = readdirSync(`${gitdir}/objects/pack`).find((f) => f.endsWith('.idx')) as string;
+    gitOk(['verify-pack', `${gitdir}/objects/pack/${idx}`], { cwd: gitdir });
+    writeFileSync(`${gitdir}/shallow`, `${head}\n`);
+    gitOk(['fsck', '--no-dangling', '--strict'], { cwd: gitdir });
+    expect(gitOk(['cat-file', 'blob', `${tree}:notes/b.md`], { cwd: gitdir }).toString()).toBe(
+      'beta\r\n',
+    );
+  });
+});
+
 describe('importPack failure leaves nothing readable', () => {
   it('a thin pack whose delta base is absent is refused and leaves no pack or index behind', async () => {
     const repo = freshDir();

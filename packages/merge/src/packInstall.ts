@@ -1,0 +1,92 @@
+import { randomUUID } from 'node:crypto';
+import type { promises as FsPromises } from 'node:fs';
+import * as git from 'isomorphic-git';
+import { PackError } from './errors';
+import type { GitObjectDb } from './objectDb';
+import { hashObject } from './objectFormat';
+import { encodePackIndex, type PackSummary } from './packFormat';
+
+/**
+ * Makes a scanned pack readable in `db`: the pack and its index are built in a staging
+ * directory and renamed into `objects/pack`, pack first, index last. Readers find packs by their
+ * `.idx`, so a failure at any step leaves nothing that reads as present. Whole-object packs are
+ * indexed by our own writer; packs with deltas by isomorphic-git's `indexPack`. Whole objects
+ * are also put into the database's read cache, since a closure check usually follows.
+ */
+export async function installPack(
+  db: GitObjectDb,
+  pack: Uint8Array,
+  summary: PackSummary,
+): Promise<void> {
+  const fsp = (db.fs as unknown as { promises: typeof FsPromises }).promises;
+  const name = `pack-${summary.checksum}`;
+  const packDir = `${db.gitdir}/objects/pack`;
+  const whole = summary.entries.every((entry) => entry.object !== undefined);
+  const indexed = whole
+    ? summary.entries.map((entry) => {
+        const object = entry.object as NonNullable<typeof entry.object>;
+        return {
+          oid: hashObject(object.type, object.content),
+          offset: entry.offset,
+          crc: entry.crc,
+          object,
+        };
+      })
+    : [];
+  if (!(await exists(fsp, `${packDir}/${name}.idx`))) {
+    const stagingRel = `incoming/${randomUUID()}`;
+    const staging = `${db.gitdir}/${stagingRel}`;
+    await fsp.mkdir(staging, { recursive: true });
+    try {
+      await fsp.writeFile(`${staging}/${name}.pack`, pack);
+      if (whole)
+        await fsp.writeFile(`${staging}/${name}.idx`, encodePackIndex(indexed, summary.checksum));
+      else await indexWithIsomorphicGit(db, `${stagingRel}/${name}.pack`, summary.entries.length);
+      await fsp.mkdir(packDir, { recursive: true });
+      await fsp.rename(`${staging}/${name}.pack`, `${packDir}/${name}.pack`);
+      await fsp.rename(`${staging}/${name}.idx`, `${packDir}/${name}.idx`);
+    } finally {
+      await fsp.rm(staging, { recursive: true, force: true });
+    }
+  }
+  for (const { oid, object } of indexed) db.remember(oid, object);
+}
+
+async function indexWithIsomorphicGit(
+  db: GitObjectDb,
+  filepath: string,
+  count: number,
+): Promise<void> {
+  let indexed: number;
+  try {
+    const { oids } = await git.indexPack({
+      fs: db.fs,
+      dir: db.gitdir,
+      gitdir: db.gitdir,
+      filepath,
+      cache: db.gitCache,
+    });
+    indexed = oids.length;
+  } catch (cause) {
+    throw new PackError(
+      'UNRESOLVED_DELTA',
+      'pack could not be indexed (a delta base is missing or corrupt)',
+      { cause },
+    );
+  }
+  // isomorphic-git leaves objects it cannot resolve out of the index instead of failing.
+  if (indexed !== count)
+    throw new PackError(
+      'UNRESOLVED_DELTA',
+      `pack has ${count - indexed} object(s) whose delta base is missing`,
+    );
+}
+
+async function exists(fsp: typeof FsPromises, path: string): Promise<boolean> {
+  try {
+    await fsp.stat(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
