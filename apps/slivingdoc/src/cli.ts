@@ -9,7 +9,7 @@ import { VERSION } from './version';
  * demand.
  */
 async function main(argv: string[]): Promise<number> {
-  const invocation = parseInvocation(argv, process.env, {
+  const invocation = await parseInvocation(argv, process.env, {
     cwd: process.cwd(),
     home: process.env.HOME || (await import('node:os')).homedir(),
   });

@@ -5,19 +5,19 @@ import type { AppConfig, Invocation, Refusal } from '../../src/config/types';
 const context = { cwd: '/work/cwd', home: '/home/u' };
 const parse = (argv: string[], env: NodeJS.ProcessEnv = {}) => parseInvocation(argv, env, context);
 
-function refusal(argv: string[], env: NodeJS.ProcessEnv = {}): Refusal {
-  const result = parse(argv, env);
+async function refusal(argv: string[], env: NodeJS.ProcessEnv = {}): Promise<Refusal> {
+  const result = await parse(argv, env);
   if (result.kind !== 'refusal') throw new Error(`expected a refusal, got ${result.kind}`);
   return result;
 }
-function config(argv: string[], env: NodeJS.ProcessEnv = {}): AppConfig {
-  const result = parse(argv, env);
+async function config(argv: string[], env: NodeJS.ProcessEnv = {}): Promise<AppConfig> {
+  const result = await parse(argv, env);
   if (result.kind === 'refusal') throw new Error(`refused: ${result.what} — ${result.reason}`);
   if (!('config' in result)) throw new Error(`no config for ${result.kind}`);
   return result.config;
 }
-const s3 = (argv: string[], env: NodeJS.ProcessEnv = {}) => {
-  const store = config(['serve', '--bucket', 'notes', ...argv], env).store;
+const s3 = async (argv: string[], env: NodeJS.ProcessEnv = {}) => {
+  const { store } = await config(['serve', '--bucket', 'notes', ...argv], env);
   if (store.kind !== 's3') throw new Error('expected s3');
   return store;
 };
@@ -28,30 +28,32 @@ describe('commands and usage', () => {
     ['s', 'serve'],
     ['version', 'version'],
     ['v', 'version'],
-  ])('%s is %s', (command, kind) => {
-    expect(parse([command]).kind).toBe(kind);
+  ])('%s is %s', async (command, kind) => {
+    expect((await parse([command])).kind).toBe(kind);
   });
 
-  it('pull and commit take their aliases and one path, before or after the flags', () => {
-    expect(parse(['p', 'nb'])).toMatchObject({ kind: 'pull', path: '/work/cwd/nb' });
-    expect(parse(['pull', '--prefix', 'x', '/abs/nb'])).toMatchObject({ path: '/abs/nb' });
-    expect(parse(['c', '/abs/nb', '-m', 'msg'])).toMatchObject({
+  it('pull and commit take their aliases and one path, before or after the flags', async () => {
+    expect(await parse(['p', 'nb'])).toMatchObject({ kind: 'pull', path: '/work/cwd/nb' });
+    expect(await parse(['pull', '--prefix', 'x', '/abs/nb'])).toMatchObject({ path: '/abs/nb' });
+    expect(await parse(['c', '/abs/nb', '-m', 'msg'])).toMatchObject({
       kind: 'commit',
       path: '/abs/nb',
       message: 'msg',
     });
-    expect(parse(['commit', '--message=hi', '../x'])).toMatchObject({
+    expect(await parse(['commit', '--message=hi', '../x'])).toMatchObject({
       path: '/work/x',
       message: 'hi',
     });
   });
 
-  it('a commit message is kept as given, including one that starts with a dash', () => {
-    expect(parse(['commit', 'nb', '--message=-x  y\n'])).toMatchObject({ message: '-x  y\n' });
-    expect(parse(['commit', 'nb', '-m-x'])).toMatchObject({ message: '-x' });
+  it('a commit message is kept as given, including one that starts with a dash', async () => {
+    expect(await parse(['commit', 'nb', '--message=-x  y\n'])).toMatchObject({
+      message: '-x  y\n',
+    });
+    expect(await parse(['commit', 'nb', '-m-x'])).toMatchObject({ message: '-x' });
   });
 
-  it('-h and --help print help wherever they appear after the command', () => {
+  it('-h and --help print help wherever they appear after the command', async () => {
     for (const argv of [
       ['-h'],
       ['--help'],
@@ -59,7 +61,7 @@ describe('commands and usage', () => {
       ['pull', 'x', '--help'],
       ['v', '-h'],
     ]) {
-      expect(parse(argv)).toEqual({ kind: 'help' });
+      expect(await parse(argv)).toEqual({ kind: 'help' });
     }
   });
 
@@ -81,22 +83,22 @@ describe('commands and usage', () => {
     [['serve', '--bucket', '--prefix', 'x'], /--bucket needs a value/],
     [['commit', 'nb', '-m', '-x'], /-m needs a value/],
     [['serve', '--help=1'], /takes no value/],
-  ])('%j is a usage refusal (exit 2)', (argv, reason) => {
-    const r = refusal(argv);
+  ])('%j is a usage refusal (exit 2)', async (argv, reason) => {
+    const r = await refusal(argv);
     expect(r.what).toBe('usage');
     expect(r.exitCode).toBe(2);
     expect(r.reason).toMatch(reason);
     expect(r.reason).not.toContain('\n');
   });
 
-  it('an unknown option never echoes its value', () => {
-    expect(refusal(['serve', '--secret=hunter2']).reason).not.toContain('hunter2');
+  it('an unknown option never echoes its value', async () => {
+    expect((await refusal(['serve', '--secret=hunter2'])).reason).not.toContain('hunter2');
   });
 });
 
 describe('defaults', () => {
-  it('serve with nothing configured: embedded store, session directory, SPEC defaults', () => {
-    expect(config(['serve'])).toEqual({
+  it('serve with nothing configured: embedded store, session directory, SPEC defaults', async () => {
+    expect(await config(['serve'])).toEqual({
       store: {
         kind: 'embedded',
         dir: '/home/u/.local/share/slivingdoc/store',
@@ -112,34 +114,36 @@ describe('defaults', () => {
     });
   });
 
-  it('pull: the workspace root is the path itself, the private root the XDG cache', () => {
-    expect(config(['pull', 'nb'])).toMatchObject({
+  it('pull: the workspace root is the path itself, the private root the XDG cache', async () => {
+    expect(await config(['pull', 'nb'])).toMatchObject({
       workspaceRoot: '/work/cwd/nb',
       privateRoot: '/home/u/.cache/slivingdoc',
     });
   });
 
-  it('XDG directories are honoured when absolute and ignored when relative', () => {
+  it('XDG directories are honoured when absolute and ignored when relative', async () => {
     const env = { XDG_DATA_HOME: '/data', XDG_CACHE_HOME: '/cache' };
-    expect(config(['pull', '/nb'], env)).toMatchObject({
+    expect(await config(['pull', '/nb'], env)).toMatchObject({
       store: { dir: '/data/slivingdoc/store' },
       privateRoot: '/cache/slivingdoc',
     });
-    expect(config(['pull', '/nb'], { XDG_DATA_HOME: 'rel', XDG_CACHE_HOME: '' })).toMatchObject({
+    expect(
+      await config(['pull', '/nb'], { XDG_DATA_HOME: 'rel', XDG_CACHE_HOME: '' }),
+    ).toMatchObject({
       store: { dir: '/home/u/.local/share/slivingdoc/store' },
       privateRoot: '/home/u/.cache/slivingdoc',
     });
   });
 
-  it('serve with a workspace root but no private root uses the XDG cache', () => {
-    expect(config(['serve', '--workspace-root', '/w'])).toMatchObject({
+  it('serve with a workspace root but no private root uses the XDG cache', async () => {
+    expect(await config(['serve', '--workspace-root', '/w'])).toMatchObject({
       workspaceRoot: '/w',
       privateRoot: '/home/u/.cache/slivingdoc',
     });
   });
 
-  it('serve without a workspace root keeps an explicit private root', () => {
-    expect(config(['serve', '--private-root', '/p'])).toMatchObject({
+  it('serve without a workspace root keeps an explicit private root', async () => {
+    expect(await config(['serve', '--private-root', '/p'])).toMatchObject({
       workspaceRoot: undefined,
       privateRoot: '/p',
     });
@@ -147,19 +151,19 @@ describe('defaults', () => {
 });
 
 describe('precedence', () => {
-  it('flags override environment, which overrides defaults', () => {
+  it('flags override environment, which overrides defaults', async () => {
     const env = { SLIVINGDOC_PREFIX: 'fromenv', SLIVINGDOC_COMMIT_RETRIES: '3' };
-    expect(config(['serve'], env)).toMatchObject({
+    expect(await config(['serve'], env)).toMatchObject({
       store: { prefix: 'fromenv' },
       commitRetries: 3,
     });
-    expect(config(['serve', '--prefix', 'flag', '--commit-retries=4'], env)).toMatchObject({
+    expect(await config(['serve', '--prefix', 'flag', '--commit-retries=4'], env)).toMatchObject({
       store: { prefix: 'flag' },
       commitRetries: 4,
     });
   });
 
-  it('an empty environment value counts as unset', () => {
+  it('an empty environment value counts as unset', async () => {
     const env = {
       SLIVINGDOC_PREFIX: '',
       SLIVINGDOC_BUCKET: '',
@@ -167,7 +171,7 @@ describe('precedence', () => {
       SLIVINGDOC_WRITABLE: '',
       SLIVINGDOC_WORKSPACE_ROOT: '',
     };
-    expect(config(['serve'], env)).toMatchObject({
+    expect(await config(['serve'], env)).toMatchObject({
       store: { kind: 'embedded', prefix: 'slivingdoc' },
       commitRetries: 8,
       writable: [],
@@ -175,38 +179,41 @@ describe('precedence', () => {
     });
   });
 
-  it('the last occurrence of a scalar flag wins', () => {
-    expect(config(['serve', '--prefix', 'a', '--prefix=b'])).toMatchObject({
+  it('the last occurrence of a scalar flag wins', async () => {
+    expect(await config(['serve', '--prefix', 'a', '--prefix=b'])).toMatchObject({
       store: { prefix: 'b' },
     });
     expect(
-      config(['serve', '--retained-checkpoints=5', '--retained-checkpoints', '0']),
+      await config(['serve', '--retained-checkpoints=5', '--retained-checkpoints', '0']),
     ).toMatchObject({ retainedCheckpoints: 0 });
   });
 
-  it('--prefix= selects the bucket root; an empty SLIVINGDOC_PREFIX does not', () => {
-    expect(config(['serve', '--prefix='])).toMatchObject({ store: { prefix: '' } });
-    expect(config(['serve'], { SLIVINGDOC_PREFIX: '' })).toMatchObject({
+  it('--prefix= selects the bucket root; an empty SLIVINGDOC_PREFIX does not', async () => {
+    expect(await config(['serve', '--prefix='])).toMatchObject({ store: { prefix: '' } });
+    expect(await config(['serve'], { SLIVINGDOC_PREFIX: '' })).toMatchObject({
       store: { prefix: 'slivingdoc' },
     });
   });
 
-  it('list flags are repeatable, :-separated, and replace the environment list entirely', () => {
+  it('list flags are repeatable, :-separated, and replace the environment list entirely', async () => {
     const env = { SLIVINGDOC_WRITABLE: 'a:b', SLIVINGDOC_READ_ONLY: 'docs' };
-    expect(config(['serve'], env)).toMatchObject({ writable: ['a', 'b'], readOnly: ['docs'] });
-    expect(config(['serve', '--writable', 'c', '--writable=d:e'], env)).toMatchObject({
+    expect(await config(['serve'], env)).toMatchObject({
+      writable: ['a', 'b'],
+      readOnly: ['docs'],
+    });
+    expect(await config(['serve', '--writable', 'c', '--writable=d:e'], env)).toMatchObject({
       writable: ['c', 'd', 'e'],
       readOnly: ['docs'],
     });
   });
 
-  it('the workspace and private roots come from the environment and resolve ~/ and relatives', () => {
+  it('the workspace and private roots come from the environment and resolve ~/ and relatives', async () => {
     const env = { SLIVINGDOC_WORKSPACE_ROOT: '~/w', SLIVINGDOC_PRIVATE_ROOT: 'priv' };
-    expect(config(['serve'], env)).toMatchObject({
+    expect(await config(['serve'], env)).toMatchObject({
       workspaceRoot: '/home/u/w',
       privateRoot: '/work/cwd/priv',
     });
-    expect(config(['pull', '/home/u/w/x', '--workspace-root', '/home/u/w'])).toMatchObject({
+    expect(await config(['pull', '/home/u/w/x', '--workspace-root', '/home/u/w'])).toMatchObject({
       workspaceRoot: '/home/u/w',
     });
   });
@@ -241,8 +248,8 @@ describe('bad values: one refusal each, exit 2', () => {
     [['--writable', 'a::b'], /--writable: "a::b" has an empty list item/],
     [['--read-only', ':a'], /--read-only: ":a" has an empty list item/],
     [['--store-dir', 'a\u0000b'], /--store-dir: the path contains U\+0000/],
-  ])('serve %j', (argv, reason) => {
-    const r = refusal(['serve', ...argv]);
+  ])('serve %j', async (argv, reason) => {
+    const r = await refusal(['serve', ...argv]);
     expect(r).toMatchObject({ what: expect.stringMatching(/usage|configuration/), exitCode: 2 });
     expect(r.reason).toMatch(reason);
   });
@@ -260,13 +267,13 @@ describe('bad values: one refusal each, exit 2', () => {
     'commit-retries',
     'checkpoint-packs',
     'retained-checkpoints',
-  ])('an empty --%s is an error', (flag) => {
-    const r = refusal(['serve', '--bucket=b1b', `--${flag}=`]);
+  ])('an empty --%s is an error', async (flag) => {
+    const r = await refusal(['serve', '--bucket=b1b', `--${flag}=`]);
     expect(r).toMatchObject({ what: 'configuration', reason: `--${flag}: empty value` });
   });
 
-  it('an empty -m is an error too', () => {
-    expect(refusal(['commit', 'nb', '-m', ''])).toMatchObject({ reason: '-m: empty value' });
+  it('an empty -m is an error too', async () => {
+    expect(await refusal(['commit', 'nb', '-m', ''])).toMatchObject({ reason: '-m: empty value' });
   });
 
   it.each([
@@ -277,14 +284,14 @@ describe('bad values: one refusal each, exit 2', () => {
     ['SLIVINGDOC_READ_ONLY', 'a::b', /SLIVINGDOC_READ_ONLY/],
     ['SLIVINGDOC_PREFIX', '/x', /SLIVINGDOC_PREFIX/],
     ['SLIVINGDOC_BUCKET', 'UPPER', /SLIVINGDOC_BUCKET: "UPPER" is not a valid bucket name/],
-  ])('a bad %s is refused and named', (name, value, reason) => {
-    expect(refusal(['serve'], { [name]: value }).reason).toMatch(reason);
+  ])('a bad %s is refused and named', async (name, value, reason) => {
+    expect((await refusal(['serve'], { [name]: value })).reason).toMatch(reason);
   });
 });
 
 describe('S3 settings', () => {
-  it('a bucket selects S3; path style follows the endpoint unless set', () => {
-    expect(s3([])).toEqual({
+  it('a bucket selects S3; path style follows the endpoint unless set', async () => {
+    expect(await s3([])).toEqual({
       kind: 's3',
       bucket: 'notes',
       prefix: 'slivingdoc',
@@ -292,29 +299,31 @@ describe('S3 settings', () => {
       endpoint: undefined,
       pathStyle: false,
     });
-    expect(s3(['--endpoint', 'http://127.0.0.1:7480'])).toMatchObject({ pathStyle: true });
-    expect(s3(['--endpoint', 'http://h', '--path-style', 'false'])).toMatchObject({
+    expect(await s3(['--endpoint', 'http://127.0.0.1:7480'])).toMatchObject({ pathStyle: true });
+    expect(await s3(['--endpoint', 'http://h', '--path-style', 'false'])).toMatchObject({
       pathStyle: false,
     });
-    expect(s3(['--path-style=1'])).toMatchObject({ pathStyle: true });
-    expect(s3([], { SLIVINGDOC_PATH_STYLE: '0', AWS_ENDPOINT_URL: 'http://h' })).toMatchObject({
+    expect(await s3(['--path-style=1'])).toMatchObject({ pathStyle: true });
+    expect(
+      await s3([], { SLIVINGDOC_PATH_STYLE: '0', AWS_ENDPOINT_URL: 'http://h' }),
+    ).toMatchObject({
       pathStyle: false,
     });
   });
 
-  it('the bucket may come from the environment', () => {
-    expect(config(['serve'], { SLIVINGDOC_BUCKET: 'envbucket' }).store).toMatchObject({
+  it('the bucket may come from the environment', async () => {
+    expect((await config(['serve'], { SLIVINGDOC_BUCKET: 'envbucket' })).store).toMatchObject({
       kind: 's3',
       bucket: 'envbucket',
     });
   });
 
-  it('endpoint resolution: flag, then AWS_ENDPOINT_URL_S3, then AWS_ENDPOINT_URL', () => {
+  it('endpoint resolution: flag, then AWS_ENDPOINT_URL_S3, then AWS_ENDPOINT_URL', async () => {
     const env = { AWS_ENDPOINT_URL_S3: 'http://s3only', AWS_ENDPOINT_URL: 'http://generic' };
-    expect(s3(['--endpoint', 'http://flag'], env).endpoint).toBe('http://flag');
-    expect(s3([], env).endpoint).toBe('http://s3only');
-    expect(s3([], { AWS_ENDPOINT_URL: 'http://generic' }).endpoint).toBe('http://generic');
-    expect(s3([], { AWS_ENDPOINT_URL_S3: '', AWS_ENDPOINT_URL: 'http://g' }).endpoint).toBe(
+    expect((await s3(['--endpoint', 'http://flag'], env)).endpoint).toBe('http://flag');
+    expect((await s3([], env)).endpoint).toBe('http://s3only');
+    expect((await s3([], { AWS_ENDPOINT_URL: 'http://generic' })).endpoint).toBe('http://generic');
+    expect((await s3([], { AWS_ENDPOINT_URL_S3: '', AWS_ENDPOINT_URL: 'http://g' })).endpoint).toBe(
       'http://g',
     );
   });
@@ -325,18 +334,18 @@ describe('S3 settings', () => {
     ['http://h:80/', 'http://h'],
     ['http://h/Base/Path//', 'http://h/Base/Path'],
     ['http://[::1]:9000', 'http://[::1]:9000'],
-  ])('endpoint %s is normalised to %s', (raw, normalised) => {
-    expect(s3(['--endpoint', raw]).endpoint).toBe(normalised);
+  ])('endpoint %s is normalised to %s', async (raw, normalised) => {
+    expect((await s3(['--endpoint', raw])).endpoint).toBe(normalised);
   });
 
-  it('an endpoint with user info is refused without echoing the secret', () => {
+  it('an endpoint with user info is refused without echoing the secret', async () => {
     for (const endpoint of [
       'http://AKIAEXAMPLE:s3cr3t@host:9000',
       'http://tok3n@host',
       'http://AKIAEXAMPLE:s3cr3t/with/slashes@host',
     ]) {
-      const viaFlag = refusal(['serve', '--bucket=b1b', '--endpoint', endpoint]);
-      const viaEnv = refusal(['serve', '--bucket=b1b'], { AWS_ENDPOINT_URL_S3: endpoint });
+      const viaFlag = await refusal(['serve', '--bucket=b1b', '--endpoint', endpoint]);
+      const viaEnv = await refusal(['serve', '--bucket=b1b'], { AWS_ENDPOINT_URL_S3: endpoint });
       for (const r of [viaFlag, viaEnv]) {
         expect(r.what).toBe('configuration');
         expect(r.reason).toMatch(/user info is not allowed/);
@@ -345,70 +354,77 @@ describe('S3 settings', () => {
     }
   });
 
-  it('region: flag, then AWS_REGION, else left to the SDK', () => {
-    expect(s3(['--region', 'eu-west-1'], { AWS_REGION: 'us-west-2' }).region).toBe('eu-west-1');
-    expect(s3([], { AWS_REGION: 'us-west-2' }).region).toBe('us-west-2');
-    expect(s3([]).region).toBeUndefined();
+  it('region: flag, then AWS_REGION, else left to the SDK', async () => {
+    expect((await s3(['--region', 'eu-west-1'], { AWS_REGION: 'us-west-2' })).region).toBe(
+      'eu-west-1',
+    );
+    expect((await s3([], { AWS_REGION: 'us-west-2' })).region).toBe('us-west-2');
+    expect((await s3([])).region).toBeUndefined();
   });
 
   it.each([
     ['--region', 'eu-west-1'],
     ['--endpoint', 'http://h'],
     ['--path-style', 'true'],
-  ])('%s without a bucket is an error', (flag, value) => {
-    expect(refusal(['serve', flag, value])).toMatchObject({
+  ])('%s without a bucket is an error', async (flag, value) => {
+    expect(await refusal(['serve', flag, value])).toMatchObject({
       what: 'configuration',
       reason: `${flag} needs a bucket (--bucket)`,
     });
   });
 
-  it('S3-only environment variables are ignored without a bucket, even when invalid', () => {
+  it('S3-only environment variables are ignored without a bucket, even when invalid', async () => {
     const env = {
       AWS_REGION: 'bad region',
       AWS_ENDPOINT_URL_S3: 'ftp://x',
       AWS_ENDPOINT_URL: 'http://u:p@h',
       SLIVINGDOC_PATH_STYLE: 'maybe',
     };
-    expect(config(['serve'], env).store.kind).toBe('embedded');
+    expect((await config(['serve'], env)).store.kind).toBe('embedded');
   });
 
-  it('--store-dir with a bucket is refused; SLIVINGDOC_STORE_DIR is then ignored', () => {
-    expect(refusal(['serve', '--bucket=b1b', '--store-dir', '/s']).reason).toMatch(
+  it('--store-dir with a bucket is refused; SLIVINGDOC_STORE_DIR is then ignored', async () => {
+    expect((await refusal(['serve', '--bucket=b1b', '--store-dir', '/s'])).reason).toMatch(
       /--store-dir applies only to the embedded store/,
     );
-    expect(config(['serve', '--bucket=b1b'], { SLIVINGDOC_STORE_DIR: '/s' }).store.kind).toBe('s3');
+    expect(
+      (await config(['serve', '--bucket=b1b'], { SLIVINGDOC_STORE_DIR: '/s' })).store.kind,
+    ).toBe('s3');
   });
 
-  it('an invalid S3 environment variable is refused when a bucket is set', () => {
-    expect(refusal(['serve', '--bucket=b1b'], { AWS_ENDPOINT_URL: 'ftp://h' }).reason).toMatch(
-      /^AWS_ENDPOINT_URL: the scheme/,
-    );
-    expect(refusal(['serve', '--bucket=b1b'], { SLIVINGDOC_PATH_STYLE: 'on' }).reason).toMatch(
-      /^SLIVINGDOC_PATH_STYLE: "on" is not a boolean/,
-    );
+  it('an invalid S3 environment variable is refused when a bucket is set', async () => {
+    expect(
+      (await refusal(['serve', '--bucket=b1b'], { AWS_ENDPOINT_URL: 'ftp://h' })).reason,
+    ).toMatch(/^AWS_ENDPOINT_URL: the scheme/);
+    expect(
+      (await refusal(['serve', '--bucket=b1b'], { SLIVINGDOC_PATH_STYLE: 'on' })).reason,
+    ).toMatch(/^SLIVINGDOC_PATH_STYLE: "on" is not a boolean/);
   });
 });
 
 describe('path sets', () => {
-  it('are normalised, deduplicated and sorted by the policy', () => {
+  it('are normalised, deduplicated and sorted by the policy', async () => {
     expect(
-      config(['serve', '--writable', 'notes/:./b:notes', '--read-only=docs//x']),
+      await config(['serve', '--writable', 'notes/:./b:notes', '--read-only=docs//x']),
     ).toMatchObject({
       writable: ['b', 'notes'],
       readOnly: ['docs/x'],
     });
   });
 
-  it('an entry in both sets is refused', () => {
-    const r = refusal(['serve', '--writable', 'a:notes', '--read-only', 'notes/']);
+  it('an entry in both sets is refused', async () => {
+    const r = await refusal(['serve', '--writable', 'a:notes', '--read-only', 'notes/']);
     expect(r).toMatchObject({ what: 'configuration', exitCode: 2 });
     expect(r.reason).toMatch(/^path sets: "notes" is in both the writable and the read-only set/);
-    const viaEnv = refusal(['serve'], { SLIVINGDOC_WRITABLE: 'x', SLIVINGDOC_READ_ONLY: 'x' });
+    const viaEnv = await refusal(['serve'], {
+      SLIVINGDOC_WRITABLE: 'x',
+      SLIVINGDOC_READ_ONLY: 'x',
+    });
     expect(viaEnv.reason).toMatch(/in both/);
   });
 
-  it.each([['/abs'], ['a/../b'], ['con.md'], ['a\\b']])('entry %j is refused', (entry) => {
-    expect(refusal(['serve', '--read-only', entry]).reason).toMatch(/^path sets: /);
+  it.each([['/abs'], ['a/../b'], ['con.md'], ['a\\b']])('entry %j is refused', async (entry) => {
+    expect((await refusal(['serve', '--read-only', entry])).reason).toMatch(/^path sets: /);
   });
 });
 
@@ -424,31 +440,31 @@ describe('overlapping directories', () => {
       /store directory and the workspace/,
     ],
     [['pull', '/home/u/.local', '--private-root=/p'], /store directory and the workspace root/],
-  ])('%j is refused', (argv, reason) => {
-    expect(refusal(argv)).toMatchObject({
+  ])('%j is refused', async (argv, reason) => {
+    expect(await refusal(argv)).toMatchObject({
       what: 'configuration',
       reason: expect.stringMatching(reason),
     });
   });
 
-  it('a sibling whose name starts with the root is not inside it', () => {
+  it('a sibling whose name starts with the root is not inside it', async () => {
     expect(
-      config(['pull', '/w', '--private-root', '/w-private', '--store-dir=/w..s']),
+      await config(['pull', '/w', '--private-root', '/w-private', '--store-dir=/w..s']),
     ).toMatchObject({
       privateRoot: '/w-private',
     });
   });
 
-  it('with a bucket the store directory does not matter', () => {
-    expect(config(['pull', '/home/u/.local', '--bucket=b1b', '--private-root=/p']).store.kind).toBe(
-      's3',
-    );
+  it('with a bucket the store directory does not matter', async () => {
+    expect(
+      (await config(['pull', '/home/u/.local', '--bucket=b1b', '--private-root=/p'])).store.kind,
+    ).toBe('s3');
   });
 });
 
 describe('the refusal shape', () => {
-  it('is what the CLI renders: what, reason, exit code', () => {
-    const r: Invocation | Refusal = parse(['serve', '--commit-retries=x']);
+  it('is what the CLI renders: what, reason, exit code', async () => {
+    const r: Invocation | Refusal = await parse(['serve', '--commit-retries=x']);
     expect(r).toEqual({
       kind: 'refusal',
       what: 'configuration',

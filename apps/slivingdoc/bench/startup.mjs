@@ -1,0 +1,120 @@
+// `pnpm bench` in apps/slivingdoc: start-up figures of the built bin (build it first).
+//   - `slivingdoc version` wall time
+//   - embedded `serve`: spawn → initialize response, spawn → first completed notes_pull on an
+//     empty notebook, resident memory (VmRSS) right after initialize
+// Raw newline-delimited JSON-RPC over the child's stdio, so client overhead is not counted.
+// Each serve run gets fresh HOME/XDG/TMPDIR directories (an empty embedded store).
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const bin = join(import.meta.dirname, '../dist/cli.js');
+if (!existsSync(bin)) throw new Error(`${bin} is missing: run pnpm --filter slivingdoc build`);
+const RUNS = Number(process.env.BENCH_RUNS ?? 7);
+
+function sandbox() {
+  const home = mkdtempSync(join(tmpdir(), 'slivingdoc-bench-'));
+  return {
+    PATH: process.env.PATH,
+    HOME: home,
+    TMPDIR: home,
+    XDG_DATA_HOME: join(home, 'data'),
+    XDG_CACHE_HOME: join(home, 'cache'),
+  };
+}
+
+function versionMs() {
+  const start = process.hrtime.bigint();
+  const run = spawnSync(process.execPath, [bin, 'version'], { env: sandbox(), encoding: 'utf8' });
+  if (run.status !== 0) throw new Error(`version failed: ${run.stderr}`);
+  return Number(process.hrtime.bigint() - start) / 1e6;
+}
+
+function rssMiB(pid) {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  return Number(/VmRSS:\s+(\d+) kB/.exec(status)[1]) / 1024;
+}
+
+async function serveRun() {
+  const start = process.hrtime.bigint();
+  const child = spawn(process.execPath, [bin, 'serve'], { env: sandbox() });
+  child.stderr.resume(); // drained: the server logs synchronously
+  const waiting = new Map();
+  let rest = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk) => {
+    const lines = (rest + chunk).split('\n');
+    rest = lines.pop();
+    for (const line of lines) {
+      const message = JSON.parse(line);
+      waiting.get(message.id)?.(message);
+    }
+  });
+  const request = (id, method, params) =>
+    new Promise((resolve) => {
+      waiting.set(id, resolve);
+      child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id, method, params })}\n`);
+    });
+  const elapsed = () => Number(process.hrtime.bigint() - start) / 1e6;
+  await request(1, 'initialize', {
+    protocolVersion: '2025-06-18',
+    capabilities: {},
+    clientInfo: { name: 'bench', version: '0' },
+  });
+  const initializeMs = elapsed();
+  const rss = rssMiB(child.pid);
+  child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' })}\n`);
+  const pull = await request(2, 'tools/call', { name: 'notes_pull', arguments: {} });
+  if (pull.result?.structuredContent?.code !== 'OK') throw new Error(JSON.stringify(pull));
+  const firstPullMs = elapsed();
+  const exited = new Promise((resolve) => child.on('exit', resolve));
+  child.stdin.end();
+  await exited;
+  return { initializeMs, firstPullMs, rss };
+}
+
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+};
+const row = (name, unit, xs) => ({
+  name,
+  unit,
+  median: median(xs),
+  min: Math.min(...xs),
+  max: Math.max(...xs),
+});
+
+const version = [];
+for (let i = 0; i < RUNS; i++) version.push(versionMs());
+const serves = [];
+for (let i = 0; i < RUNS; i++) serves.push(await serveRun());
+
+const rows = [
+  row('slivingdoc version (wall)', 'ms', version),
+  row(
+    'serve: spawn → initialize response',
+    'ms',
+    serves.map((r) => r.initializeMs),
+  ),
+  row(
+    'serve: spawn → first notes_pull (empty embedded)',
+    'ms',
+    serves.map((r) => r.firstPullMs),
+  ),
+  row(
+    'serve: resident memory after initialize',
+    'MiB',
+    serves.map((r) => r.rss),
+  ),
+];
+const fmt = (x) => x.toFixed(1).padStart(8);
+console.log(`slivingdoc start-up (${RUNS} runs each, Node ${process.version})`);
+console.log(
+  `${'measure'.padEnd(50)} ${'unit'.padEnd(4)} ${'median'.padStart(8)} ${'min'.padStart(8)} ${'max'.padStart(8)}`,
+);
+for (const r of rows) {
+  console.log(
+    `${r.name.padEnd(50)} ${r.unit.padEnd(4)} ${fmt(r.median)} ${fmt(r.min)} ${fmt(r.max)}`,
+  );
+}

@@ -1,0 +1,119 @@
+import { type ParseArgsConfig, parseArgs } from 'node:util';
+import { configuration, usage } from './refusal';
+import { quote } from './values';
+
+const COMMANDS = {
+  serve: 'serve',
+  s: 'serve',
+  pull: 'pull',
+  p: 'pull',
+  commit: 'commit',
+  c: 'commit',
+  version: 'version',
+  v: 'version',
+} as const;
+
+/** Every option of SPEC §12, plus `-m` (commit) and `-h`. */
+const OPTIONS = {
+  bucket: { type: 'string' },
+  prefix: { type: 'string' },
+  region: { type: 'string' },
+  endpoint: { type: 'string' },
+  'path-style': { type: 'string' },
+  'store-dir': { type: 'string' },
+  'workspace-root': { type: 'string' },
+  'private-root': { type: 'string' },
+  writable: { type: 'string', multiple: true },
+  'read-only': { type: 'string', multiple: true },
+  'commit-retries': { type: 'string' },
+  'checkpoint-packs': { type: 'string' },
+  'retained-checkpoints': { type: 'string' },
+  message: { type: 'string', short: 'm' },
+  help: { type: 'boolean', short: 'h' },
+} as const satisfies ParseArgsConfig['options'];
+
+/** The flags as given (last occurrence of a scalar, every occurrence of a list). */
+export type Flags = ReturnType<typeof parseFlags>['values'];
+/** The name of a flag, without `--`. */
+export type FlagName = keyof typeof OPTIONS;
+
+/** The command line's shape, before any value is interpreted. */
+export type CommandLine =
+  | { kind: 'help' }
+  | { kind: 'version' }
+  | { kind: 'serve'; flags: Flags }
+  | { kind: 'pull'; flags: Flags; path: string }
+  | { kind: 'commit'; flags: Flags; path: string; message: string };
+
+/**
+ * Reads the command, its flags and its path; throws a usage (or empty-value configuration)
+ * refusal. Loads nothing beyond `node:util`, so `version` and `-h` answer at once.
+ */
+export function parseCommandLine(argv: readonly string[]): CommandLine {
+  const [first, ...rest] = argv;
+  if (first === '-h' || first === '--help') return { kind: 'help' };
+  if (first === undefined) throw usage('no command given (serve, pull, commit or version)');
+  const command = Object.hasOwn(COMMANDS, first)
+    ? COMMANDS[first as keyof typeof COMMANDS]
+    : undefined;
+  if (command === undefined) {
+    throw usage(`unknown command ${quote(first)} (serve, pull, commit or version)`);
+  }
+  const { values: flags, positionals, tokens } = parseFlags(rest);
+  if (flags.help) return { kind: 'help' };
+  if (command === 'version') {
+    if (rest.length > 0) throw usage('version takes no arguments');
+    return { kind: 'version' };
+  }
+  for (const token of tokens) {
+    if (token.kind === 'option' && token.value === '' && token.name !== 'prefix') {
+      throw configuration(`${token.rawName}: empty value`);
+    }
+  }
+  if (command !== 'commit' && flags.message !== undefined) {
+    throw usage('-m/--message applies only to commit');
+  }
+  if (command === 'serve') {
+    if (positionals.length > 0) throw usage('serve takes no path');
+    return { kind: 'serve', flags };
+  }
+  if (positionals.length !== 1) {
+    throw usage(`${command} takes exactly one path (got ${positionals.length})`);
+  }
+  const path = positionals[0]!;
+  if (path === '') throw usage(`${command}: the path is empty`);
+  if (command === 'pull') return { kind: 'pull', flags, path };
+  if (flags.message === undefined) throw usage('commit needs -m <message>');
+  return { kind: 'commit', flags, path, message: flags.message };
+}
+
+function parseFlags(args: string[]) {
+  try {
+    return parseArgs({
+      args,
+      options: OPTIONS,
+      allowPositionals: true,
+      strict: true,
+      tokens: true,
+    });
+  } catch (error) {
+    throw usage(describeParseError(error));
+  }
+}
+
+/** node:util's messages span lines and may quote a value; keep the option name only. */
+function describeParseError(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  const code = (error as { code?: string }).code;
+  const option = /option '([^' =]+)/i.exec(message)?.[1] ?? 'an option';
+  switch (code) {
+    case 'ERR_PARSE_ARGS_UNKNOWN_OPTION':
+      return `unknown option ${option}`;
+    case 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE':
+      return message.includes('does not take an argument')
+        ? `${option} takes no value`
+        : `${option} needs a value (use ${option}=<value> for a value starting with -)`;
+    default:
+      return 'cannot parse the command line';
+  }
+}

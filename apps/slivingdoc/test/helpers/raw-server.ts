@@ -1,0 +1,66 @@
+import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
+import { bin, sandboxEnv } from './bin';
+
+/**
+ * The built bin's `serve`, spoken to as raw newline-delimited JSON-RPC, so a test sees every
+ * byte on stdout and stderr (the SDK client would hide anything it cannot parse).
+ */
+export class RawServer {
+  readonly child: ChildProcessWithoutNullStreams;
+  readonly stdoutLines: string[] = [];
+  readonly stderrLines: string[] = [];
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  #stdoutRest = '';
+  #stderrRest = '';
+  #waiters: (() => void)[] = [];
+
+  constructor(args: string[] = [], env: NodeJS.ProcessEnv = sandboxEnv()) {
+    this.child = spawn(process.execPath, [bin, 'serve', ...args], { env });
+    this.child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+      const parts = (this.#stdoutRest + chunk).split('\n');
+      this.#stdoutRest = parts.pop() ?? '';
+      this.stdoutLines.push(...parts);
+      for (const wake of this.#waiters.splice(0)) wake();
+    });
+    // Drained continuously: the server logs synchronously and would block on a full pipe.
+    this.child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+      const parts = (this.#stderrRest + chunk).split('\n');
+      this.#stderrRest = parts.pop() ?? '';
+      this.stderrLines.push(...parts);
+    });
+    this.exited = new Promise((resolve) =>
+      this.child.on('exit', (code, signal) => resolve({ code, signal })),
+    );
+  }
+
+  send(message: object): void {
+    this.child.stdin.write(`${JSON.stringify(message)}\n`);
+  }
+
+  /** Sends a request and waits for the response with its id. */
+  async request(id: number, method: string, params: object = {}): Promise<Record<string, unknown>> {
+    this.send({ jsonrpc: '2.0', id, method, params });
+    for (;;) {
+      const found = this.stdoutLines
+        .map((line) => JSON.parse(line) as Record<string, unknown>)
+        .find((message) => message.id === id);
+      if (found) return found;
+      await new Promise<void>((resolve) => this.#waiters.push(resolve));
+    }
+  }
+
+  async initialize(): Promise<Record<string, unknown>> {
+    const response = await this.request(1, 'initialize', {
+      protocolVersion: '2025-06-18',
+      capabilities: {},
+      clientInfo: { name: 'raw-test', version: '0' },
+    });
+    this.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+    return response;
+  }
+
+  /** Every stderr line parsed as a log record. */
+  records(): Record<string, unknown>[] {
+    return this.stderrLines.map((line) => JSON.parse(line) as Record<string, unknown>);
+  }
+}

@@ -1,0 +1,63 @@
+import { existsSync, mkdtempSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { assertBuilt, runBin, sandboxEnv } from './helpers/bin';
+import { RawServer } from './helpers/raw-server';
+
+beforeAll(assertBuilt);
+const servers: RawServer[] = [];
+afterEach(() => {
+  for (const server of servers.splice(0)) server.child.kill('SIGKILL');
+});
+
+describe('pull and commit from the shell', () => {
+  it('report in the SPEC §12 format, share one embedded store, and meet a server', async () => {
+    const env = sandboxEnv(); // one store for every process below
+    const base = realpathSync(mkdtempSync(join(tmpdir(), 'slivingdoc-test-cli-')));
+    const alice = join(base, 'alice');
+    const bob = join(base, 'bob');
+
+    const first = runBin(['pull', alice], env);
+    expect(first).toMatchObject({
+      status: 0,
+      stdout: `OK  generation 0  ${alice}\n0 files changed\n`,
+    });
+
+    writeFileSync(join(alice, 'a.md'), 'one\ntwo\n');
+    const commit = runBin(['c', '-m', 'Add a', 'alice'], env, base); // relative path, flags first
+    expect(commit.stdout).toBe(
+      `OK  generation 1  ${alice}\n  a.md  +2\n1 file changed, 2 insertions(+)\n`,
+    );
+    expect(commit.status).toBe(0);
+
+    const other = runBin(['p', bob], env);
+    expect(other.stdout).toBe(
+      `OK  generation 1  ${bob}\n  a.md  +2\n1 file changed, 2 insertions(+)\n`,
+    );
+    expect(readFileSync(join(bob, 'a.md'), 'utf8')).toBe('one\ntwo\n');
+
+    // A server on the same store picks up the human's commit.
+    const server = new RawServer([], env);
+    servers.push(server);
+    await server.initialize();
+    const pull = await server.request(2, 'tools/call', { name: 'notes_pull', arguments: {} });
+    expect(pull.result).toMatchObject({
+      structuredContent: { code: 'OK', generation: 1, files: [{ path: 'a.md', insertions: 2 }] },
+    });
+  });
+
+  it('a commit of a directory never pulled is NOT_PULLED, exit 1, and creates nothing', () => {
+    const env = sandboxEnv();
+    const missing = join(mkdtempSync(join(tmpdir(), 'slivingdoc-test-cli-')), 'never');
+    const run = runBin(['commit', missing, '-m', 'x'], env);
+    expect(run.status).toBe(1);
+    expect(run.stdout).toMatch(
+      /^INVALID_REQUEST · NOT_PULLED\n.+\naction: PULL_FIRST\nretryable: false\ndiagnosticId: [0-9a-f]{16}\n$/,
+    );
+    expect(existsSync(missing)).toBe(false);
+    const record = JSON.parse(run.stderr.trim().split('\n').at(-1)!) as Record<string, unknown>;
+    expect(record).toMatchObject({ module: 'cli', level: 'warn', outcome: 'INVALID_REQUEST' });
+    expect(run.stdout).toContain(`diagnosticId: ${record.diagnosticId}`);
+  });
+});
