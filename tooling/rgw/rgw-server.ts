@@ -21,7 +21,7 @@ export interface RunningS3 {
   stop(): Promise<void>;
 }
 
-const here = dirname(fileURLToPath(import.meta.url));
+const defaultScriptsDir = dirname(fileURLToPath(import.meta.url));
 const ENV_NAMES = [
   'SLIVINGDOC_TEST_S3_ENDPOINT',
   'SLIVINGDOC_TEST_S3_ACCESS_KEY',
@@ -51,9 +51,14 @@ async function freePort(): Promise<number> {
   });
 }
 
-function run(script: string, env: NodeJS.ProcessEnv, args: string[] = []): Promise<string> {
+function run(
+  scriptsDir: string,
+  script: string,
+  env: NodeJS.ProcessEnv,
+  args: string[] = [],
+): Promise<string> {
   return new Promise((resolve, reject) => {
-    const child = spawn('bash', [join(here, script), ...args], {
+    const child = spawn('bash', [join(scriptsDir, script), ...args], {
       env,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -79,10 +84,14 @@ function run(script: string, env: NodeJS.ProcessEnv, args: string[] = []): Promi
  * own directory in the OS temp dir, so it never collides with another instance. Throws when the
  * server cannot start: tests that need it must fail, never skip.
  */
-export async function ensureS3Server(env: NodeJS.ProcessEnv = process.env): Promise<RunningS3> {
+export async function ensureS3Server(
+  env: NodeJS.ProcessEnv = process.env,
+  /** Where the rgw scripts live (pass it when this module is bundled elsewhere). */
+  scriptsDir: string = defaultScriptsDir,
+): Promise<RunningS3> {
   const reused = s3EnvFrom(env);
   if (reused) return { env: reused, owned: false, stop: async () => undefined };
-  await run('install-rgw.sh', env);
+  await run(scriptsDir, 'install-rgw.sh', env);
   const dir = await mkdtemp(join(tmpdir(), 'slivingdoc-rgw-'));
   const ownEnv = {
     ...env,
@@ -91,11 +100,11 @@ export async function ensureS3Server(env: NodeJS.ProcessEnv = process.env): Prom
     RGW_MON_PORT: String(await freePort()),
   };
   const stop = async (): Promise<void> => {
-    await run('stop-rgw.sh', ownEnv, ['--wipe']).catch(() => undefined);
+    await run(scriptsDir, 'stop-rgw.sh', ownEnv, ['--wipe']).catch(() => undefined);
     await rm(dir, { recursive: true, force: true });
   };
   try {
-    const output = await run('start-rgw.sh', ownEnv);
+    const output = await run(scriptsDir, 'start-rgw.sh', ownEnv);
     const last = output.trim().split('\n').at(-1) ?? '';
     const pairs = Object.fromEntries(
       last

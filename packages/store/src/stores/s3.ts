@@ -44,16 +44,24 @@ export interface S3StoreOptions {
   listPageSize?: number;
 }
 
-/** Region from the SDK's own resolution (environment, shared config), else `us-east-1`. */
-async function resolveRegion(): Promise<string> {
-  const probe = new S3Client({});
-  try {
-    return await probe.config.region();
-  } catch {
-    return 'us-east-1';
-  } finally {
-    probe.destroy();
-  }
+let sdkRegion: Promise<string> | undefined;
+
+/**
+ * Region from the SDK's own resolution (environment, shared config profile), else `us-east-1`.
+ * Resolved once per process: the SDK calls a region provider on every request.
+ */
+function resolveRegion(): Promise<string> {
+  sdkRegion ??= (async () => {
+    const probe = new S3Client({});
+    try {
+      return await probe.config.region();
+    } catch {
+      return 'us-east-1';
+    } finally {
+      probe.destroy();
+    }
+  })();
+  return sdkRegion;
 }
 
 const TRANSPORT_UNREACHABLE = new Set([
