@@ -44,7 +44,13 @@ export async function installPack(
       else await indexWithIsomorphicGit(db, `${stagingRel}/${name}.pack`, summary.entries.length);
       await fsp.mkdir(packDir, { recursive: true });
       await fsp.rename(`${staging}/${name}.pack`, `${packDir}/${name}.pack`);
-      await fsp.rename(`${staging}/${name}.idx`, `${packDir}/${name}.idx`);
+      try {
+        await fsp.rename(`${staging}/${name}.idx`, `${packDir}/${name}.idx`);
+      } catch (error) {
+        // Unreadable without its index anyway; do not leave an orphan behind.
+        await fsp.rm(`${packDir}/${name}.pack`, { force: true });
+        throw error;
+      }
     } finally {
       await fsp.rm(staging, { recursive: true, force: true });
     }

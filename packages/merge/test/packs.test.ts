@@ -1,4 +1,5 @@
 import { readdirSync, writeFileSync } from 'node:fs';
+import { createFsFromVolume, Volume } from 'memfs';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
   ClosureError,
@@ -11,7 +12,7 @@ import {
   PackError,
   verifyClosure,
 } from '../src/index';
-import { gitDbOf } from '../src/objectDb';
+import { GitObjectDb, gitDbOf } from '../src/objectDb';
 import { bareRepo, git, gitOk, tempDir, utf8 } from './gitOracle';
 
 const scratch = tempDir('merge-packs-');
@@ -275,6 +276,34 @@ describe('bulk blob writes', () => {
 });
 
 describe('importPack failure leaves nothing readable', () => {
+  it('a file-system failure while publishing the index leaves no pack, index or object', async () => {
+    const fs = createFsFromVolume(new Volume());
+    fs.mkdirSync('/git/objects/pack', { recursive: true });
+    const rename = fs.promises.rename.bind(fs.promises);
+    fs.promises.rename = (async (from: string, to: string) => {
+      if (String(to).endsWith('.idx'))
+        throw Object.assign(new Error('injected ENOSPC'), { code: 'ENOSPC' });
+      return rename(from, to);
+    }) as typeof fs.promises.rename;
+    const db = new GitObjectDb(
+      fs as unknown as ConstructorParameters<typeof GitObjectDb>[0],
+      '/git',
+    );
+    const source = openMemoryObjectDb();
+    const { head } = await notebook(source, FILES);
+    await expect(importPack(db, await createCheckpointPack(source, { head }))).rejects.toThrow(
+      'injected ENOSPC',
+    );
+    expect(fs.readdirSync('/git/objects/pack')).toEqual([]);
+    expect(fs.readdirSync('/git/incoming')).toEqual([]);
+    expect(
+      await new GitObjectDb(
+        fs as unknown as ConstructorParameters<typeof GitObjectDb>[0],
+        '/git',
+      ).has(head),
+    ).toBe(false);
+  });
+
   it('a thin pack whose delta base is absent is refused and leaves no pack or index behind', async () => {
     const repo = freshDir();
     const base = 'line\n'.repeat(200);
