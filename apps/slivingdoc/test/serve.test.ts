@@ -62,6 +62,24 @@ describe('serve over real stdio', () => {
       expect(MODULES).toContain(record.module);
       expect(typeof record.msg).toBe('string');
     }
+    // Exactly two records per call, sharing a fresh mcpReqID; for an error it is the
+    // envelope's diagnosticId.
+    const calls = records.filter(
+      (r) => r.msg === 'tool call started' || r.msg === 'tool call completed',
+    );
+    expect(calls.map((r) => [r.module, r.msg, r.tool])).toEqual([
+      ['mcp', 'tool call started', 'notes_commit'],
+      ['mcp', 'tool call completed', 'notes_commit'],
+      ['mcp', 'tool call started', 'notes_pull'],
+      ['mcp', 'tool call completed', 'notes_pull'],
+    ]);
+    const diagnosticId = (bad.result as { structuredContent: { diagnosticId: string } })
+      .structuredContent.diagnosticId;
+    expect(calls[0]?.mcpReqID).toBe(diagnosticId);
+    expect(calls[1]).toMatchObject({ mcpReqID: diagnosticId, outcome: 'INVALID_REQUEST' });
+    expect(calls[2]?.mcpReqID).toBe(calls[3]?.mcpReqID);
+    expect(calls[2]?.mcpReqID).not.toBe(diagnosticId);
+    expect(calls[3]).toMatchObject({ outcome: 'OK' });
     // The session directory (notebook and private state) outlives the process.
     expect(statSync(notebookDir!).isDirectory()).toBe(true);
     expect(existsSync(`${notebookDir}/../private`)).toBe(true);
