@@ -271,4 +271,21 @@ describe('S3 store error semantics (loopback fake server for the faults)', () =>
       process.env = saved;
     }
   });
+
+  it('a download cut off midway fails as a StoreError, not a raw socket error', async () => {
+    const { store } = await storeOn((_req, res) => {
+      res.writeHead(200, { etag: '"x"', 'content-length': '1000000' });
+      res.write(Buffer.alloc(1000));
+      setTimeout(() => res.socket?.destroy(), 20);
+    });
+    const stream = (await store.getStream(incrementKey(2n, newUuidV7())))!;
+    const err = await rejection(
+      (async () => {
+        for await (const _chunk of stream) {
+          // drain
+        }
+      })(),
+    );
+    expect(isStoreError(err, 'other')).toBe(true);
+  });
 });

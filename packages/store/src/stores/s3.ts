@@ -107,6 +107,15 @@ export function classifyS3Error(op: string, err: unknown, mutating: boolean): St
   return make(mutating ? 'ambiguous' : 'other');
 }
 
+/** Re-throws a failure in the middle of a download (a reset, a timeout) as a StoreError. */
+async function* classifiedStream(body: AsyncIterable<Uint8Array>): AsyncIterable<Uint8Array> {
+  try {
+    yield* body;
+  } catch (err) {
+    throw classifyS3Error('getStream', err, false);
+  }
+}
+
 const bareEtag = (etag: string): string => etag.replace(/^W\//, '').replace(/^"(.*)"$/, '$1');
 
 /**
@@ -163,7 +172,7 @@ export function createS3Store(opts: S3StoreOptions): ObjectStore {
   async function openStream(key: string): Promise<AsyncIterable<Uint8Array> | undefined> {
     try {
       const response = await client.send(new GetObjectCommand({ Bucket: bucket, Key: at(key) }));
-      return response.Body as AsyncIterable<Uint8Array>;
+      return classifiedStream(response.Body as AsyncIterable<Uint8Array>);
     } catch (err) {
       const mapped = classifyS3Error('getStream', err, false);
       if (mapped.kind === 'not-found' && mapped.code === 'NoSuchKey') return undefined;
