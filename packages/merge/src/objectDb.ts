@@ -30,7 +30,10 @@ export interface ObjectDb {
    * returns their oids in input order. Much faster than one loose object per blob.
    */
   writeBlobs(contents: Uint8Array[]): Promise<Oid[]>;
-  /** Reads a blob; throws {@link ObjectMissingError} when absent or not a blob. */
+  /**
+   * Reads a blob; throws {@link ObjectMissingError} when absent or not a blob. The bytes may be
+   * shared with the read cache: treat them as read-only.
+   */
   readBlob(oid: Oid): Promise<Uint8Array>;
   /** Builds nested trees (git order, modes 100644/40000) from a flat path map; throws {@link TreeError}. */
   writeTree(entries: TreeEntries): Promise<Oid>;
