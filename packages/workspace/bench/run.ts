@@ -1,14 +1,16 @@
 // Benchmark of the workspace layer: cold and warm scans of 1,000 and 10,000 files of
 // 1 KiB, and one-file materialisation into a 10,000-file notebook. "Cold" means an empty
 // stat cache (every file read and validated; the OS page cache is warm); "warm" means the
-// stat cache from the cold scan, loaded from disk, with nothing changed. Prints a table.
+// stat cache from the cold scan, loaded from disk, with nothing changed. Each figure is the
+// best of RUNS runs (the least disturbed by other load on a shared machine). Prints a table.
 import { execFileSync } from 'node:child_process';
-import { mkdir, mkdtemp, realpath, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, mkdtemp, realpath, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { loadStatCache, scanNotebook, writeChanges } from '../src/index';
 
+const RUNS = 3;
 const FILE = Buffer.alloc(1024, 'a');
 FILE.write('# note\n');
 
@@ -25,9 +27,14 @@ async function makeNotebook(root: string, count: number): Promise<void> {
 }
 
 async function timed<T>(fn: () => Promise<T>): Promise<{ ms: number; value: T }> {
-  const start = performance.now();
-  const value = await fn();
-  return { ms: performance.now() - start, value };
+  let best: { ms: number; value: T } | undefined;
+  for (let run = 0; run < RUNS; run += 1) {
+    const start = performance.now();
+    const value = await fn();
+    const ms = performance.now() - start;
+    if (!best || ms < best.ms) best = { ms, value };
+  }
+  return best!;
 }
 
 const rows: string[][] = [];
@@ -37,8 +44,10 @@ try {
     const L = join(base, `L${count}`);
     await makeNotebook(L, count);
     const cacheFile = join(base, `cache${count}.json`);
+    const cold = await timed(async () =>
+      scanNotebook(L, { cache: await loadStatCache(cacheFile) }),
+    );
     const coldCache = await loadStatCache(cacheFile);
-    const cold = await timed(() => scanNotebook(L, { cache: coldCache }));
     for (const file of cold.value.files.values()) coldCache.set(file.path, file.stamp, file.path);
     await coldCache.save();
     const warm = await timed(async () =>
@@ -54,16 +63,25 @@ try {
       `${hits} cache hits, ${((warm.ms / cold.ms) * 100).toFixed(1)}% of cold`,
     ]);
     if (count === 10_000) {
-      const file = warm.value.files.get('topic-42/note-7.md')!;
-      const write = await timed(() =>
-        writeChanges(L, [
-          { path: file.path, content: Buffer.from('changed\n'), expect: file.stamp },
-        ]),
-      );
+      const path = 'topic-42/note-7.md';
+      let version = 0;
+      const write = await timed(async () => {
+        version += 1;
+        const stats = await lstat(join(L, path), { bigint: true });
+        const expect = {
+          size: Number(stats.size),
+          mtimeNs: stats.mtimeNs,
+          ctimeNs: stats.ctimeNs,
+          ino: Number(stats.ino),
+          dev: Number(stats.dev),
+        };
+        const content = Buffer.from(`changed ${version}\n`);
+        await writeChanges(L, [{ path, content, expect }]);
+      });
       rows.push([
         `writeChanges, 1 file into ${count}`,
         write.ms.toFixed(1),
-        'fsync of file + directory',
+        'lstat + temp file, fsync, rename, directory fsync',
       ]);
     }
   }

@@ -12,7 +12,6 @@ import {
   unlinkSync,
 } from 'node:fs';
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
-import { compareUtf8 } from '@slivingdoc/envelope';
 import { checkNotebookPath, checkSegment, foldKey } from '@slivingdoc/policy';
 import { ConcurrentEditError, type ScanProblem, type ScanReason } from './errors';
 import { concurrentEdit, readSecurely } from './read-file';
@@ -20,6 +19,7 @@ import { SecureDir } from './secure-dir';
 import { type FileStamp, sameStamp, stampOf } from './stamp';
 import type { StatCache } from './stat-cache';
 import { isTempName } from './temp-names';
+import { sortByUtf8 } from './utf8-order';
 
 /** A file larger than this is not notebook state (SPEC §4). */
 export const MAX_FILE_BYTES = 64 * 1024 * 1024;
@@ -96,7 +96,7 @@ class Scan {
     }
     await yieldToEventLoop();
     // Sequential descent keeps one open descriptor per level.
-    for (const name of subdirs.sort(compareUtf8)) {
+    for (const name of sortByUtf8(subdirs, (subdir) => subdir)) {
       const child = await dir.openChild(name).catch(concurrentEdit(prefix + name));
       try {
         await this.directory(child, `${prefix}${name}/`);
@@ -182,9 +182,13 @@ class Scan {
         this.problem(path, 'NAME_COLLISION');
       }
     }
-    this.problems.sort((a, b) => compareUtf8(a.path, b.path) || compareUtf8(a.reason, b.reason));
-    const files = new Map([...this.files].sort(([a], [b]) => compareUtf8(a, b)));
-    return { files, problems: this.problems };
+    // A path has one problem, except a colliding name that also breaks another rule.
+    const problems = sortByUtf8(
+      this.problems,
+      (problem) => `${problem.path}\u0000${problem.reason}`,
+    );
+    const files = new Map(sortByUtf8(this.files, ([path]) => path));
+    return { files, problems };
   }
 }
 

@@ -1,6 +1,6 @@
 import { lstat, readFile } from 'node:fs/promises';
 import { writeFileDurably } from './durable-write';
-import { type FileStamp, sameStamp } from './stamp';
+import type { FileStamp } from './stamp';
 
 /**
  * Remembers, per notebook path and stamp, an opaque id the engine computed from the content
@@ -14,11 +14,17 @@ export interface StatCache {
   save(): Promise<void>;
 }
 
-type Entry = [size: number, mtimeNs: string, ctimeNs: string, ino: number, dev: number, id: string];
+// An entry is [stamp key, id]; the stamp is kept as one string so loading a large cache
+// creates no BigInt per entry and a lookup is one string comparison.
+type Entry = [stampKey: string, id: string];
 
 interface CacheFile {
   version: 1;
   entries: Record<string, Entry>;
+}
+
+function stampKey(stamp: FileStamp): string {
+  return `${stamp.size}:${stamp.mtimeNs}:${stamp.ctimeNs}:${stamp.ino}:${stamp.dev}`;
 }
 
 /**
@@ -30,39 +36,24 @@ interface CacheFile {
  * granularity); a racy entry is simply re-read next time.
  */
 export async function loadStatCache(file: string): Promise<StatCache> {
-  const entries = new Map<string, { stamp: FileStamp; id: string }>();
   let trustedBeforeNs = await cacheMtime(file);
   const text = await readFile(file, 'utf8').catch(() => undefined);
-  if (text !== undefined) {
-    for (const [path, entry] of Object.entries(parseCache(text))) {
-      const [size, mtimeNs, ctimeNs, ino, dev, id] = entry;
-      const stamp = { size, mtimeNs: BigInt(mtimeNs), ctimeNs: BigInt(ctimeNs), ino, dev };
-      entries.set(path, { stamp, id });
-    }
-  }
+  const entries = new Map<string, Entry>(
+    text === undefined ? [] : Object.entries(parseCache(text)),
+  );
   return {
     get(path, stamp) {
       const entry = entries.get(path);
-      if (!entry || stamp.mtimeNs >= trustedBeforeNs || !sameStamp(entry.stamp, stamp)) {
+      if (!entry || stamp.mtimeNs >= trustedBeforeNs || entry[0] !== stampKey(stamp)) {
         return undefined;
       }
-      return entry.id;
+      return entry[1];
     },
     set(path, stamp, id) {
-      entries.set(path, { stamp, id });
+      entries.set(path, [stampKey(stamp), id]);
     },
     async save() {
-      const out: CacheFile = { version: 1, entries: {} };
-      for (const [path, { stamp, id }] of entries) {
-        out.entries[path] = [
-          stamp.size,
-          String(stamp.mtimeNs),
-          String(stamp.ctimeNs),
-          stamp.ino,
-          stamp.dev,
-          id,
-        ];
-      }
+      const out: CacheFile = { version: 1, entries: Object.fromEntries(entries) };
       await writeFileDurably(file, JSON.stringify(out), { sync: false });
       trustedBeforeNs = await cacheMtime(file);
     },
@@ -92,12 +83,8 @@ function parseCache(text: string): Record<string, Entry> {
 function isEntry(value: unknown): value is Entry {
   return (
     Array.isArray(value) &&
-    value.length === 6 &&
-    typeof value[0] === 'number' &&
-    /^[0-9]+$/.test(String(value[1])) &&
-    /^[0-9]+$/.test(String(value[2])) &&
-    typeof value[3] === 'number' &&
-    typeof value[4] === 'number' &&
-    typeof value[5] === 'string'
+    value.length === 2 &&
+    typeof value[0] === 'string' &&
+    typeof value[1] === 'string'
   );
 }

@@ -1,12 +1,12 @@
 import type { BigIntStats } from 'node:fs';
 import { constants, link, lstat, mkdir, open, rename, rmdir, unlink } from 'node:fs/promises';
-import { compareUtf8 } from '@slivingdoc/envelope';
 import { checkNotebookPath } from '@slivingdoc/policy';
 import { ConcurrentEditError, InvalidChangeError } from './errors';
 import { concurrentEdit } from './read-file';
 import { SecureDir } from './secure-dir';
 import { type FileStamp, sameStamp, stampOf } from './stamp';
 import { newTempName } from './temp-names';
+import { sortByUtf8 } from './utf8-order';
 
 /**
  * One file to change in L: `content` to write (or `null` to delete), and what the caller
@@ -39,7 +39,7 @@ export async function writeChanges(dir: string, changes: FileChange[]): Promise<
     const reason = checkNotebookPath(change.path);
     if (reason) throw new InvalidChangeError(change.path, reason);
   }
-  const ordered = [...changes].sort((a, b) => compareUtf8(a.path, b.path));
+  const ordered = sortByUtf8(changes, (change) => change.path);
   const tree = new DirTree(await SecureDir.open(dir));
   try {
     await checkExpectations(tree, ordered);
