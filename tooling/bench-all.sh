@@ -18,7 +18,7 @@ fi
 
 if [[ -z ${BENCH_NO_S3:-} ]]; then
   export RGW_DIR=${RGW_DIR:-${TMPDIR:-/tmp}/slivingdoc-bench-rgw}
-  export RGW_PORT=${RGW_PORT:-7490} RGW_MON_PORT=${RGW_MON_PORT:-13310}
+  export RGW_PORT=${RGW_PORT:-7530} RGW_MON_PORT=${RGW_MON_PORT:-13350}
   bash tooling/rgw/install-rgw.sh >&2
   trap 'bash tooling/rgw/stop-rgw.sh --wipe >/dev/null 2>&1 || true' EXIT
   s3_env=$(bash tooling/rgw/start-rgw.sh | tail -n 1)

@@ -145,7 +145,7 @@ export function renderPanel(panel: Panel, top: number): { svg: string; height: n
 function loadRowLabel(r: BenchReport['load'][number]): string {
   const who = label(r.system, r.store);
   return r.scenario === 'saturation'
-    ? `saturation ${r.metrics.writers} writers · ${who}`
+    ? `saturation ${r.metrics.writers} writer${r.metrics.writers === 1 ? '' : 's'} · ${who}`
     : `${r.scenario} · ${who}`;
 }
 
@@ -187,7 +187,9 @@ export function panelsFor(report: BenchReport): Panel[] {
         value: r.metrics.accepted,
         color: colorFor(r.system, r.store),
       })),
-      markers: [{ label: 'target 97', value: 97 }],
+      markers: report.targets
+        .filter((t) => t.id === 'burst-embedded')
+        .map((t) => ({ label: `target ${t.threshold}`, value: t.threshold })),
     });
   }
   const timings = [
@@ -229,18 +231,20 @@ export function renderChart(report: BenchReport): string {
   const legend = (
     [
       ['slivingdoc over MCP stdio, embedded store', colorFor('slivingdoc-mcp', 'embedded')],
-      ['… on the S3 server', colorFor('slivingdoc-mcp', 's3')],
+      ['slivingdoc over MCP stdio, S3 server', colorFor('slivingdoc-mcp', 's3')],
       ['slivingdoc in-process engine, embedded', colorFor('slivingdoc-engine', 'embedded')],
-      ['… on the S3 server', colorFor('slivingdoc-engine', 's3')],
+      ['slivingdoc in-process engine, S3 server', colorFor('slivingdoc-engine', 's3')],
       ['git: bare repo, clone per writer', colorFor('git', 'local-disk')],
     ] as const
   )
-    .map(
-      ([text, color], i) =>
-        `<rect x="${12 + i * 196}" y="${top + 4}" width="12" height="12" fill="${color}"/><text x="${28 + i * 196}" y="${top + 14}" class="note">${escapeXml(text)}</text>`,
-    )
+    .map(([text, color], i) => {
+      // three entries per line, so long entries never overlap
+      const x = 12 + (i % 3) * 330;
+      const y = top + 4 + Math.floor(i / 3) * 18;
+      return `<rect x="${x}" y="${y}" width="12" height="12" fill="${color}"/><text x="${x + 16}" y="${y + 10}" class="note">${escapeXml(text)}</text>`;
+    })
     .join('\n');
-  const height = top + 40;
+  const height = top + 50;
   const heading = `slivingdoc vs git · ${report.mode} mode · ${report.machine.cpus} cores · node ${report.machine.node} · ${report.startedAt}`;
   return `<svg xmlns="http://www.w3.org/2000/svg" width="${WIDTH}" height="${height}" viewBox="0 0 ${WIDTH} ${height}" font-family="DejaVu Sans, Helvetica, Arial, sans-serif">
 <style>

@@ -14,7 +14,7 @@ export const FULL: BenchConfig = {
   mode: 'full',
   retries: 8,
   // One commit per writer per minute for 100 writers, time-compressed to 50 commits/s.
-  distributed: { writers: 100, offeredPerSecond: 50, commitsPerWriter: 3 },
+  distributed: { writers: 100, offeredPerSecond: 50, commitsPerWriter: 2 },
   burst: { writers: 100 },
   saturation: { writers: [1, 4, 16, 64], durationMs: 8000 },
   notebook: { sizes: [100, 1000, 10000], scaleReps: 7, coldReps: 2, warmReps: 7 },

@@ -3,7 +3,7 @@
 // the same invocation; one table on stdout, bench-results/latest.{json,svg}.
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, realpath, rm, symlink, writeFile } from 'node:fs/promises';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -40,7 +40,7 @@ async function attempt(
     await block();
   } catch (error) {
     const message = (error as Error).message.split('\n')[0]!.slice(0, 300);
-    progress(`  failed: ${message}`);
+    progress(`  failed: ${(error as Error).message.slice(0, 2000)}`);
     acc.errors.push({ ...where, message });
   }
 }
@@ -80,16 +80,33 @@ async function runLoad(
   await pool.close();
 }
 
+/**
+ * Copies the built app aside (its dependencies linked, not copied): other work in the same
+ * checkout may rebuild apps/slivingdoc/dist, and `tsup --clean` would pull the bin from under
+ * the server processes this run keeps starting.
+ */
+async function snapshotCli(workRoot: string): Promise<string> {
+  const app = join(repoRoot, 'apps/slivingdoc');
+  if (!existsSync(join(app, 'dist/cli.js'))) {
+    throw new Error(`${app}/dist/cli.js is missing: run pnpm build first`);
+  }
+  const copy = join(workRoot, 'cli');
+  await cp(join(app, 'dist'), join(copy, 'dist'), { recursive: true });
+  await cp(join(app, 'package.json'), join(copy, 'package.json'));
+  await symlink(await realpath(join(app, 'node_modules')), join(copy, 'node_modules'));
+  return join(copy, 'dist/cli.js');
+}
+
 async function runStore(
   acc: Accumulated,
   config: BenchConfig,
   target: StoreTarget,
   workRoot: string,
   runId: string,
+  cli: string,
 ): Promise<void> {
   const store = target.kind;
   const prefix = (name: string) => `bench-${runId}/${name}`;
-  const cli = join(repoRoot, 'apps/slivingdoc/dist/cli.js');
   const nodeArgs = process.env.BENCH_CPU_PROF
     ? ['--cpu-prof', '--cpu-prof-dir', resolve(process.env.BENCH_CPU_PROF)]
     : [];
@@ -197,8 +214,7 @@ async function main(): Promise<void> {
   const workRoot = await mkdtemp(join(tmpdir(), 'slivingdoc-bench-'));
   const runId = Date.now().toString(36);
   const acc: Accumulated = { load: [], pull: [], scale: [], rawCas: [], errors: [] };
-  const cli = join(repoRoot, 'apps/slivingdoc/dist/cli.js');
-  if (!existsSync(cli)) throw new Error(`${cli} is missing: run pnpm build first`);
+  const cli = await snapshotCli(workRoot);
 
   const targets = [embeddedTarget(join(workRoot, 'store'))];
   const s3 = s3SettingsFromEnv(process.env);
@@ -206,7 +222,7 @@ async function main(): Promise<void> {
   else progress('SLIVINGDOC_TEST_S3_* unset: the S3 server scenarios are not run');
 
   try {
-    for (const target of targets) await runStore(acc, config, target, workRoot, runId);
+    for (const target of targets) await runStore(acc, config, target, workRoot, runId, cli);
     await runLoad(acc, config, 'git', 'local-disk', async () =>
       createGitPool({
         root: await mkdtemp(join(workRoot, 'git-')),

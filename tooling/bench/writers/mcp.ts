@@ -117,7 +117,7 @@ async function startWriter(opts: McpPoolOptions, index: number): Promise<McpWrit
   const client = new Client({ name: 'slivingdoc-bench', version: '0.0.0' });
   const writer = new McpWriter(notebook, client, transport);
   try {
-    await client.connect(transport);
+    await client.connect(transport, { timeout: CALL_TIMEOUT_MS });
   } catch (error) {
     throw new Error(
       `slivingdoc serve did not start: ${(error as Error).message}\n${writer.lastLog()}`,
@@ -140,7 +140,8 @@ async function countedAttempts(dir: string): Promise<number> {
 export async function createMcpPool(opts: McpPoolOptions): Promise<WriterPool> {
   const casDir = join(opts.root, 'cas');
   await mkdir(casDir, { recursive: true });
-  const writers = await inBatches(opts.count, 8, async (index) => {
+  // Four at a time: more only queues Node boots behind each other on 2 cores.
+  const writers = await inBatches(opts.count, 4, async (index) => {
     const writer = await startWriter(opts, index);
     if (opts.pullFirst) {
       const first = await writer.pull();
