@@ -141,7 +141,10 @@ class Scan {
   }
 
   private file(dir: SecureDir, name: string, path: string, stats: BigIntStats): void {
-    if (stats.size > BigInt(MAX_FILE_BYTES)) return this.problem(path, 'FILE_TOO_LARGE');
+    if (stats.size > BigInt(MAX_FILE_BYTES)) {
+      this.problem(path, 'FILE_TOO_LARGE');
+      return;
+    }
     this.remember(path);
     const stamp = stampOf(stats);
     const cachedId = this.cache.get(path, stamp);
@@ -152,7 +155,10 @@ class Scan {
     }
     const read = readStableContent(dir, name, path, stats.size);
     if (!read) return;
-    if (read.kind === 'problem') return this.problem(path, read.reason);
+    if (read.kind === 'problem') {
+      this.problem(path, read.reason);
+      return;
+    }
     const { content } = read;
     this.files.set(path, { path, stamp: read.stamp, read: async () => content });
   }
