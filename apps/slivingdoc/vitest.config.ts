@@ -3,5 +3,13 @@ import { sourceAliases } from '../../tooling/vitest-shared.ts';
 
 export default defineProject({
   resolve: { alias: sourceAliases },
-  test: { name: 'slivingdoc', include: ['test/**/*.test.ts'], testTimeout: 30_000 },
+  test: {
+    name: 'slivingdoc',
+    include: ['test/**/*.test.ts'],
+    // Starts a private Ceph RADOS Gateway unless SLIVINGDOC_TEST_S3_* names one already
+    // (test/exchange.test.ts runs servers against the real S3 server).
+    globalSetup: ['../../tooling/rgw/global-setup.ts'],
+    testTimeout: 60_000,
+    hookTimeout: 120_000,
+  },
 });

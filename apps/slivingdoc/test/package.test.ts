@@ -25,7 +25,9 @@ function bundledThirdParty(): Map<string, string> {
     }
   };
   const seen = new Set<string>();
-  for (const dep of Object.keys(pkg.devDependencies)) visit(dep, seen);
+  for (const dep of Object.keys(pkg.devDependencies)) {
+    if (dep.startsWith('@slivingdoc/')) visit(dep, seen);
+  }
   return found;
 }
 
