@@ -20,7 +20,9 @@ afterEach(async () => {
   await root.cleanup();
 });
 
-const open = (notebookDir = '/w/notebook') =>
+// The kernel lock is keyed by L's path, machine-wide: every test uses L paths of its own.
+const nb = (name = 'notebook') => join(root.path, name);
+const open = (notebookDir = nb()) =>
   openPrivateState({
     privateRoot: join(root.path, 'private'),
     notebookDir,
@@ -91,8 +93,8 @@ describe('PrivateState.lock', () => {
   });
 
   it('lets different notebook directories lock independently', async () => {
-    const a = await (await open('/w/a')).lock({ timeoutMs: 1_000 });
-    const b = await (await open('/w/b')).lock({ timeoutMs: 1_000 });
+    const a = await (await open(nb('a'))).lock({ timeoutMs: 1_000 });
+    const b = await (await open(nb('b'))).lock({ timeoutMs: 1_000 });
     await a();
     await b();
   });
@@ -108,7 +110,7 @@ describe('PrivateState.lock', () => {
   });
 
   it('excludes another process, and a holder killed with SIGKILL leaves no stuck lock', async () => {
-    const first = startHolder('/w/notebook');
+    const first = startHolder(nb());
     await untilLocked(first);
     const p = await open();
     await expect(p.lock({ timeoutMs: 200 })).rejects.toBeInstanceOf(LockTimeoutError);
@@ -116,7 +118,7 @@ describe('PrivateState.lock', () => {
     await once(first.child, 'exit');
     const release = await p.lock({ timeoutMs: 5_000 });
     // And the other way round: our hold keeps a new process out until we release.
-    const second = startHolder('/w/notebook');
+    const second = startHolder(nb());
     await new Promise((resolve) => setTimeout(resolve, 1_500));
     expect(second.said()).toBe('');
     await release();
