@@ -60,4 +60,20 @@ describe('pull and commit from the shell', () => {
     expect(record).toMatchObject({ module: 'cli', level: 'warn', outcome: 'INVALID_REQUEST' });
     expect(run.stdout).toContain(`diagnosticId: ${record.diagnosticId}`);
   });
+
+  it('a path outside the configured workspace root is PATH_OUTSIDE_ROOT, exit 1', () => {
+    const base = realpathSync(mkdtempSync(join(tmpdir(), 'slivingdoc-test-cli-')));
+    const run = runBin(
+      ['pull', join(base, 'elsewhere'), '--workspace-root', join(base)],
+      sandboxEnv(),
+    );
+    expect(run.status).toBe(0); // inside: fine, and created
+
+    const root = join(base, 'elsewhere');
+    const outside = runBin(['pull', join(base, 'other'), `--workspace-root=${root}`], sandboxEnv());
+    expect(outside.status).toBe(1);
+    expect(outside.stdout).toMatch(/^INVALID_REQUEST · PATH_OUTSIDE_ROOT\n/);
+    expect(outside.stdout).toMatch(/\naction: CHOOSE_PATH\nretryable: false\n/);
+    expect(existsSync(join(base, 'other'))).toBe(false);
+  });
 });
