@@ -1,3 +1,4 @@
+import { createNotebookService } from '@slivingdoc/engine';
 import { createEmbeddedStore, createS3Store, type ObjectStore, runProbe } from '@slivingdoc/store';
 import type { S3TestEnv } from './s3-env';
 
@@ -23,4 +24,29 @@ export async function openStore(spec: StoreSpec): Promise<ObjectStore> {
   const probe = await runProbe(store);
   if (!probe.ok) throw new Error(`the S3 store failed the compatibility probe: ${probe.reason}`);
   return store;
+}
+
+/**
+ * Opens a notebook service on `spec` for one pull (or commit) and closes it: set-up and
+ * witness reads of the suites that keep real processes for the calls under test.
+ */
+export async function withService(
+  at: { spec: StoreSpec; privateRoot: string; workspaceRoot: string; notebookDir: string },
+  op: { commit?: string },
+): Promise<void> {
+  const store = await openStore(at.spec);
+  const service = await createNotebookService({
+    store,
+    privateRoot: at.privateRoot,
+    workspaceRoot: at.workspaceRoot,
+    notebookDir: at.notebookDir,
+    failpoints: { hit: () => undefined },
+  });
+  try {
+    if (op.commit === undefined) await service.pull({});
+    else await service.commit({ message: op.commit });
+  } finally {
+    await service.close();
+    await store.close?.();
+  }
 }

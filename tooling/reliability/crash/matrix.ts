@@ -6,9 +6,10 @@
 import { appendFile, mkdir, mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
-import { createNotebookService, FAILPOINTS_ENV, type FailpointName } from '@slivingdoc/engine';
+import { FAILPOINTS_ENV, type FailpointName } from '@slivingdoc/engine';
 import { CURRENT_KEY, createEmbeddedStore, decodeManifest } from '@slivingdoc/store';
 import { type CliRun, runCli } from '../cli';
+import { withService } from '../store-spec';
 
 /** The call that gets killed. */
 export type CrashOperation = 'commit' | 'pull';
@@ -56,22 +57,16 @@ async function cli(e: Env, args: string[], extra: Record<string, string> = {}): 
  * Setup and witness calls run in this process through the engine library, on the same
  * store and private root as the CLI (cheap); only the calls under test are real processes.
  */
-async function inProcess(e: Env, dir: string, op: { commit?: string }): Promise<void> {
-  const store = await createEmbeddedStore({ dir: e.storeDir, prefix: 'slivingdoc' });
-  const service = await createNotebookService({
-    store,
-    privateRoot: e.env.SLIVINGDOC_PRIVATE_ROOT as string,
-    workspaceRoot: e.env.SLIVINGDOC_WORKSPACE_ROOT as string,
-    notebookDir: dir,
-    failpoints: { hit: () => undefined },
-  });
-  try {
-    if (op.commit === undefined) await service.pull({});
-    else await service.commit({ message: op.commit });
-  } finally {
-    await service.close();
-    await store.close?.();
-  }
+function inProcess(e: Env, dir: string, op: { commit?: string }): Promise<void> {
+  return withService(
+    {
+      spec: { kind: 'embedded', dir: e.storeDir, prefix: 'slivingdoc' },
+      privateRoot: e.env.SLIVINGDOC_PRIVATE_ROOT as string,
+      workspaceRoot: e.env.SLIVINGDOC_WORKSPACE_ROOT as string,
+      notebookDir: dir,
+    },
+    op,
+  );
 }
 
 function firstLine(run: CliRun): string {
