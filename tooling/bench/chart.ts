@@ -245,7 +245,7 @@ export function renderChart(report: BenchReport): string {
     })
     .join('\n');
   const height = top + 50;
-  const heading = `slivingdoc vs git · ${report.mode} mode · ${report.machine.cpus} cores · node ${report.machine.node} · ${report.startedAt}`;
+  const heading = `slivingdoc vs git · ${report.mode} mode${report.complete ? '' : ' (PARTIAL: run cut short)'} · ${report.machine.cpus} cores · node ${report.machine.node} · ${report.startedAt}`;
   return `<svg xmlns="http://www.w3.org/2000/svg" width="${WIDTH}" height="${height}" viewBox="0 0 ${WIDTH} ${height}" font-family="DejaVu Sans, Helvetica, Arial, sans-serif">
 <style>
 .title{font-size:14px;font-weight:bold;fill:#222}

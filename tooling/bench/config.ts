@@ -16,8 +16,8 @@ export const FULL: BenchConfig = {
   // One commit per writer per minute for 100 writers, time-compressed to 50 commits/s.
   distributed: { writers: 100, offeredPerSecond: 50, commitsPerWriter: 2 },
   burst: { writers: 100 },
-  saturation: { writers: [1, 4, 16, 64], durationMs: 8000 },
-  notebook: { sizes: [100, 1000, 10000], scaleReps: 7, coldReps: 2, warmReps: 7 },
+  saturation: { writers: [1, 4, 16, 64], durationMs: 5000 },
+  notebook: { sizes: [100, 1000, 10000], scaleReps: 5, coldReps: 2, warmReps: 5 },
   rawCas: { writers: [1, 16], durationMs: 3000 },
 };
 

@@ -84,6 +84,8 @@ export interface ScenarioError {
 export interface BenchReport {
   version: 1;
   mode: 'full' | 'quick';
+  /** False while the run is still going (or was cut short): the figures so far. */
+  complete: boolean;
   startedAt: string;
   finishedAt: string;
   machine: { cpus: number; cpuModel: string; memoryGiB: number; node: string; git: string };

@@ -104,6 +104,7 @@ async function runStore(
   workRoot: string,
   runId: string,
   cli: string,
+  checkpoint: () => Promise<void>,
 ): Promise<void> {
   const store = target.kind;
   const prefix = (name: string) => `bench-${runId}/${name}`;
@@ -146,6 +147,7 @@ async function runStore(
       pullFirst: true,
     }),
   );
+  await checkpoint();
   await runLoad(acc, config, 'slivingdoc-engine', store, async () =>
     engineFactory('load-engine')({
       root: await mkdtemp(join(root, 'load-engine-')),
@@ -154,6 +156,7 @@ async function runStore(
     }),
   );
 
+  await checkpoint();
   const sizes = config.notebook.sizes;
   for (const files of sizes) {
     const name = `notebook-${files}`;
@@ -190,6 +193,7 @@ async function runStore(
         });
       }
     }
+    await checkpoint();
   }
 }
 
@@ -207,36 +211,18 @@ function machine(): BenchReport['machine'] {
   };
 }
 
-async function main(): Promise<void> {
-  const config = configFor(process.argv.slice(2), process.env);
-  const outDir = resolve(process.env.BENCH_OUT ?? join(repoRoot, 'bench-results'));
-  const startedAt = new Date().toISOString();
-  const workRoot = await mkdtemp(join(tmpdir(), 'slivingdoc-bench-'));
-  const runId = Date.now().toString(36);
-  const acc: Accumulated = { load: [], pull: [], scale: [], rawCas: [], errors: [] };
-  const cli = await snapshotCli(workRoot);
-
-  const targets = [embeddedTarget(join(workRoot, 'store'))];
-  const s3 = s3SettingsFromEnv(process.env);
-  if (s3) targets.push(s3Target(s3));
-  else progress('SLIVINGDOC_TEST_S3_* unset: the S3 server scenarios are not run');
-
-  try {
-    for (const target of targets) await runStore(acc, config, target, workRoot, runId, cli);
-    await runLoad(acc, config, 'git', 'local-disk', async () =>
-      createGitPool({
-        root: await mkdtemp(join(workRoot, 'git-')),
-        count: poolSize(config),
-        retries: config.retries,
-      }),
-    );
-  } finally {
-    if (!process.env.BENCH_KEEP) await rm(workRoot, { recursive: true, force: true });
-  }
-
+/** Writes the report as it stands: after every block, so an interrupted run still leaves figures. */
+async function writeReport(
+  outDir: string,
+  config: BenchConfig,
+  startedAt: string,
+  acc: Accumulated,
+  complete: boolean,
+): Promise<BenchReport> {
   const report: BenchReport = {
     version: 1,
     mode: config.mode,
+    complete,
     startedAt,
     finishedAt: new Date().toISOString(),
     machine: machine(),
@@ -246,6 +232,48 @@ async function main(): Promise<void> {
   await mkdir(outDir, { recursive: true });
   await writeFile(join(outDir, 'latest.json'), `${JSON.stringify(report, null, 2)}\n`);
   await writeFile(join(outDir, 'latest.svg'), renderChart(report));
+  return report;
+}
+
+async function main(): Promise<void> {
+  const config = configFor(process.argv.slice(2), process.env);
+  const outDir = resolve(process.env.BENCH_OUT ?? join(repoRoot, 'bench-results'));
+  const startedAt = new Date().toISOString();
+  const workRoot = await mkdtemp(join(tmpdir(), 'slivingdoc-bench-'));
+  const runId = Date.now().toString(36);
+  const acc: Accumulated = { load: [], pull: [], scale: [], rawCas: [], errors: [] };
+  const checkpoint = () => writeReport(outDir, config, startedAt, acc, false).then(() => undefined);
+  const cli = await snapshotCli(workRoot);
+
+  const s3 = s3SettingsFromEnv(process.env);
+  if (!s3) progress('SLIVINGDOC_TEST_S3_* unset: the S3 server scenarios are not run');
+
+  // Embedded store, then the git baseline, then the S3 server: if a run is cut short, what is
+  // missing is the S3 half, never the side-by-side comparison.
+  try {
+    await runStore(
+      acc,
+      config,
+      embeddedTarget(join(workRoot, 'store')),
+      workRoot,
+      runId,
+      cli,
+      checkpoint,
+    );
+    await runLoad(acc, config, 'git', 'local-disk', async () =>
+      createGitPool({
+        root: await mkdtemp(join(workRoot, 'git-')),
+        count: poolSize(config),
+        retries: config.retries,
+      }),
+    );
+    await checkpoint();
+    if (s3) await runStore(acc, config, s3Target(s3), workRoot, runId, cli, checkpoint);
+  } finally {
+    if (!process.env.BENCH_KEEP) await rm(workRoot, { recursive: true, force: true });
+  }
+
+  const report = await writeReport(outDir, config, startedAt, acc, true);
   process.stdout.write(renderReport(report));
   process.stdout.write(`\nwrote ${join(outDir, 'latest.json')} and latest.svg\n`);
 }

@@ -27,7 +27,7 @@ const ms = (s: LatencySummary | undefined, key: keyof LatencySummary) => formatN
 export function renderReport(report: BenchReport): string {
   const sections: string[] = [];
   sections.push(
-    `slivingdoc benchmarks (${report.mode} mode) · ${report.machine.cpus} cores ${report.machine.cpuModel} · node ${report.machine.node} · ${report.machine.git}`,
+    `slivingdoc benchmarks (${report.mode} mode${report.complete ? '' : ', PARTIAL: run cut short'}) · ${report.machine.cpus} cores ${report.machine.cpuModel} · node ${report.machine.node} · ${report.machine.git}`,
   );
   sections.push(
     renderColumns(

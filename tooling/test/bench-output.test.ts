@@ -91,6 +91,7 @@ function sampleReport(): BenchReport {
   return {
     version: 1,
     mode: 'quick',
+    complete: true,
     startedAt: '2025-01-01T00:00:00.000Z',
     finishedAt: '2025-01-01T00:01:00.000Z',
     machine: { cpus: 2, cpuModel: 'test cpu', memoryGiB: 24, node: 'v20', git: 'git version 2' },
