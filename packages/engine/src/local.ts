@@ -8,6 +8,7 @@ import type { TreeEntries } from '@slivingdoc/merge';
 import { type ScannedFile, scanNotebook } from '@slivingdoc/workspace';
 import pLimit from 'p-limit';
 import type { DirContext } from './context';
+import { FAILPOINT, failpoint } from './failpoints';
 
 /** L as scanned: the files with their stamps, their blob ids, and what is not notebook state. */
 export interface LocalSnapshot {
@@ -22,23 +23,23 @@ const READ_CONCURRENCY = 16;
 export async function scanLocal(ctx: DirContext): Promise<LocalSnapshot> {
   const scan = await scanNotebook(ctx.dir, { cache: ctx.priv.statCache });
   const entries: TreeEntries = new Map();
-  const limit = pLimit(READ_CONCURRENCY);
-  let cacheChanged = false;
-  await Promise.all(
-    [...scan.files.values()].map((file) =>
-      limit(async () => {
-        if (file.cachedId !== undefined) {
-          entries.set(file.path, file.cachedId);
-          return;
-        }
-        const oid = await ctx.db.writeBlob(await file.read());
-        ctx.priv.statCache.set(file.path, file.stamp, oid);
-        entries.set(file.path, oid);
-        cacheChanged = true;
-      }),
-    ),
-  );
-  if (cacheChanged) await ctx.priv.statCache.save();
+  const unread: ScannedFile[] = [];
+  for (const file of scan.files.values()) {
+    if (file.cachedId !== undefined) entries.set(file.path, file.cachedId);
+    else unread.push(file);
+  }
+  if (unread.length > 0) {
+    const limit = pLimit(READ_CONCURRENCY);
+    const contents = await Promise.all(unread.map((file) => limit(() => file.read())));
+    // One call: many new files (a first scan) become one pack instead of one object each.
+    const oids = await ctx.db.writeBlobs(contents);
+    unread.forEach((file, i) => {
+      const oid = oids[i] as string;
+      ctx.priv.statCache.set(file.path, file.stamp, oid);
+      entries.set(file.path, oid);
+    });
+    await ctx.priv.statCache.save();
+  }
   return { files: scan.files, entries, problems: scan.problems };
 }
 

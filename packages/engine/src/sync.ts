@@ -121,7 +121,6 @@ export async function synchronize(
 ): Promise<Synchronized> {
   call.stage = 'scan';
   const local = opts.local ?? (await scanLocal(ctx));
-  await failpoint(ctx.cfg.failpoints, FAILPOINT.afterScan);
   const remote = await loadRemote(ctx, call, entry.rollback);
   call.stage = 'merge';
   const merged = await threeWayMerge(ctx, entry.baseEntries, local.entries, remote.entries);
