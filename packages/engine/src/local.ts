@@ -40,6 +40,7 @@ export async function scanLocal(ctx: DirContext): Promise<LocalSnapshot> {
     });
     await ctx.priv.statCache.save();
   }
+  await failpoint(ctx.cfg.failpoints, FAILPOINT.afterScan);
   return { files: scan.files, entries, problems: scan.problems };
 }
 
