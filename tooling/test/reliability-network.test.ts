@@ -17,8 +17,8 @@ import type {} from '../rgw/global-setup';
 let s3: S3TestEnv;
 const proxies: FaultProxy[] = [];
 
-beforeAll(() => {
-  requireBuiltCli();
+beforeAll(async () => {
+  await requireBuiltCli();
   s3 = providedS3(inject('s3'));
 });
 afterAll(() => Promise.all(proxies.map((p) => p.close())));

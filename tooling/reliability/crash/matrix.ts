@@ -69,8 +69,12 @@ function inProcess(e: Env, dir: string, op: { commit?: string }): Promise<void> 
   );
 }
 
+/** The report's first line, or (for a run that printed none) its exit and stderr's last line. */
 function firstLine(run: CliRun): string {
-  return (run.stdout.split('\n')[0] ?? '').trim();
+  const line = (run.stdout.split('\n')[0] ?? '').trim();
+  if (line !== '') return line;
+  const lastErr = run.stderr.trim().split('\n').at(-1) ?? '';
+  return `exit ${run.code ?? run.signal}, stderr: ${lastErr.slice(0, 300)}`;
 }
 
 async function filesOf(dir: string): Promise<Map<string, string>> {
