@@ -143,7 +143,11 @@ export async function createNotebookService(config: EngineConfig): Promise<Noteb
       });
     const call = newCall(signal);
     try {
-      return await work(ctx, call);
+      const result = await work(ctx, call);
+      // A call cancelled once past the point of no return (a sent CAS) finished its work so
+      // L, P and R agree; only its result is discarded (docs/interfaces.md).
+      signal?.throwIfAborted();
+      return result;
     } catch (err) {
       if (isAbort(err, signal) && !call.mutationStarted) throw err;
       if (call.mutationStarted) throw await repairAfterFailure(ctx, call, err);
