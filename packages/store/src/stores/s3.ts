@@ -1,12 +1,4 @@
-import {
-  DeleteObjectsCommand,
-  GetObjectCommand,
-  ListObjectsV2Command,
-  PutObjectCommand,
-  S3Client,
-  type S3ClientConfig,
-} from '@aws-sdk/client-s3';
-import { Upload } from '@aws-sdk/lib-storage';
+import type { S3Client, S3ClientConfig } from '@aws-sdk/client-s3';
 import { StoreError } from '../errors';
 import {
   assertKey,
@@ -18,6 +10,7 @@ import {
   PACKS_NAMESPACE,
 } from '../keys';
 import { batches, type EtagForm, type ListedObject, type ObjectStore } from '../object-store';
+import { loadS3Sdk, type S3Sdk } from './s3-sdk';
 import { putProven } from './settle-upload';
 
 /** Every request gives up after this long (SPEC §7). */
@@ -52,7 +45,7 @@ let sdkRegion: Promise<string> | undefined;
  */
 function resolveRegion(): Promise<string> {
   sdkRegion ??= (async () => {
-    const probe = new S3Client({});
+    const probe = new (await loadS3Sdk()).S3Client({});
     try {
       return await probe.config.region();
     } catch {
@@ -139,8 +132,16 @@ export function createS3Store(opts: S3StoreOptions): ObjectStore {
     ...(opts.endpoint ? { endpoint: opts.endpoint } : {}),
     ...(opts.credentials ? { credentials: opts.credentials } : {}),
   };
-  const client = new S3Client(config);
-  const conditionalClient = new S3Client({ ...config, maxAttempts: 1 });
+  // Clients are made on first use, after the SDK is loaded (see s3-sdk.ts).
+  let clients: Promise<{ sdk: S3Sdk; client: S3Client; conditionalClient: S3Client }> | undefined;
+  const connect = () => {
+    clients ??= loadS3Sdk().then((sdk) => ({
+      sdk,
+      client: new sdk.S3Client(config),
+      conditionalClient: new sdk.S3Client({ ...config, maxAttempts: 1 }),
+    }));
+    return clients;
+  };
   let etagForm: EtagForm = opts.etagForm ?? 'quoted';
   const at = (key: string): string => fullKey(prefix, key);
 
@@ -158,9 +159,10 @@ export function createS3Store(opts: S3StoreOptions): ObjectStore {
     body: Uint8Array,
     condition: { IfNoneMatch: string } | { IfMatch: string },
   ): Promise<{ etag: string }> {
+    const { sdk, conditionalClient } = await connect();
     const response = await send(op, true, () =>
       conditionalClient.send(
-        new PutObjectCommand({ Bucket: bucket, Key: at(key), Body: body, ...condition }),
+        new sdk.PutObjectCommand({ Bucket: bucket, Key: at(key), Body: body, ...condition }),
       ),
     );
     if (!response.ETag) {
@@ -170,8 +172,11 @@ export function createS3Store(opts: S3StoreOptions): ObjectStore {
   }
 
   async function openStream(key: string): Promise<AsyncIterable<Uint8Array> | undefined> {
+    const { sdk, client } = await connect();
     try {
-      const response = await client.send(new GetObjectCommand({ Bucket: bucket, Key: at(key) }));
+      const response = await client.send(
+        new sdk.GetObjectCommand({ Bucket: bucket, Key: at(key) }),
+      );
       return classifiedStream(response.Body as AsyncIterable<Uint8Array>);
     } catch (err) {
       const mapped = classifyS3Error('getStream', err, false);
@@ -182,12 +187,13 @@ export function createS3Store(opts: S3StoreOptions): ObjectStore {
 
   async function upload(key: string, body: Uint8Array, metadata: Record<string, string>) {
     const params = { Bucket: bucket, Key: at(key), Body: body, Metadata: metadata };
+    const { sdk, client } = await connect();
     await send('putImmutable', true, async () => {
       if (body.byteLength <= MULTIPART_THRESHOLD) {
-        await client.send(new PutObjectCommand(params));
+        await client.send(new sdk.PutObjectCommand(params));
         return;
       }
-      await new Upload({
+      await new sdk.Upload({
         client,
         params,
         partSize: MULTIPART_THRESHOLD,
@@ -207,8 +213,11 @@ export function createS3Store(opts: S3StoreOptions): ObjectStore {
     },
     async get(key) {
       assertKey(key, (k) => isConditionalKey(k) || isPackKey(k), 'get');
+      const { sdk, client } = await connect();
       try {
-        const response = await client.send(new GetObjectCommand({ Bucket: bucket, Key: at(key) }));
+        const response = await client.send(
+          new sdk.GetObjectCommand({ Bucket: bucket, Key: at(key) }),
+        );
         const body = await response.Body!.transformToByteArray();
         return { body, etag: response.ETag ?? '' };
       } catch (err) {
@@ -254,11 +263,12 @@ export function createS3Store(opts: S3StoreOptions): ObjectStore {
       if (namespace !== PACKS_NAMESPACE) throw new TypeError('list: only the pack namespace');
       const listed: ListedObject[] = [];
       const strip = at('').length;
+      const { sdk, client } = await connect();
       let token: string | undefined;
       do {
         const page = await send('list', false, () =>
           client.send(
-            new ListObjectsV2Command({
+            new sdk.ListObjectsV2Command({
               Bucket: bucket,
               Prefix: at(PACKS_NAMESPACE),
               ContinuationToken: token,
@@ -276,10 +286,11 @@ export function createS3Store(opts: S3StoreOptions): ObjectStore {
     },
     async deleteMany(keys) {
       for (const key of keys) assertKey(key, isDeletableKey, 'deleteMany');
+      const { sdk, client } = await connect();
       for (const batch of batches(keys)) {
         const response = await send('deleteMany', true, () =>
           client.send(
-            new DeleteObjectsCommand({
+            new sdk.DeleteObjectsCommand({
               Bucket: bucket,
               Delete: { Objects: batch.map((key) => ({ Key: at(key) })), Quiet: true },
             }),
@@ -295,6 +306,8 @@ export function createS3Store(opts: S3StoreOptions): ObjectStore {
       }
     },
     async close() {
+      if (clients === undefined) return;
+      const { client, conditionalClient } = await clients;
       client.destroy();
       conditionalClient.destroy();
     },
