@@ -1,11 +1,16 @@
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { createEmbeddedStore, decodeManifest, type ObjectStore } from '@slivingdoc/store';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { createNotebookService, FAILPOINT, type FailpointName } from '../src/index';
+import { bundleFixture } from './fixtures/bundle';
 import { put, snapshot, tempRoots } from './helpers';
 
-const CHILD = join(import.meta.dirname, 'fixtures', 'engine-child.ts');
+let child: string;
+beforeAll(async () => {
+  // One bundle per run; every child then starts with bare `node`.
+  child = await bundleFixture(join(import.meta.dirname, 'fixtures', 'engine-child.ts'));
+}, 120_000);
 
 function runChild(
   args: object,
@@ -14,7 +19,7 @@ function runChild(
   return new Promise((resolve) => {
     execFile(
       process.execPath,
-      ['--import', 'tsx', '--conditions=@slivingdoc/source', CHILD, JSON.stringify(args)],
+      [child, JSON.stringify(args)],
       { env: { ...process.env, SLIVINGDOC_FAILPOINTS: failpoints }, cwd: import.meta.dirname },
       (error, stdout) => resolve({ signal: error?.signal ?? null, stdout }),
     );
