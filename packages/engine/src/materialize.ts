@@ -5,7 +5,7 @@
  * rescanned and the caller's new edits are merged onto the target before writing again.
  */
 import type { MergeConflict, TreeEntries } from '@slivingdoc/merge';
-import { type FileChange, writeChanges } from '@slivingdoc/workspace';
+import { type FileChange, type WrittenFile, writeChanges } from '@slivingdoc/workspace';
 import { type Baseline, raiseRecoveryFlag, recordBaseline } from './baseline';
 import type { CallState, DirContext } from './context';
 import { FAILPOINT, failpoint } from './failpoints';
@@ -38,11 +38,32 @@ async function changesFor(
 }
 
 /** Writes the changes in two halves, so the mid-materialize failpoint sees a half-written L. */
-async function writeInHalves(ctx: DirContext, changes: FileChange[]): Promise<void> {
+async function writeInHalves(ctx: DirContext, changes: FileChange[]): Promise<WrittenFile[]> {
   const middle = Math.ceil(changes.length / 2);
-  await writeChanges(ctx.dir, changes.slice(0, middle));
+  const written = await writeChanges(ctx.dir, changes.slice(0, middle));
   await failpoint(ctx.cfg.failpoints, FAILPOINT.midMaterialize);
-  if (middle < changes.length) await writeChanges(ctx.dir, changes.slice(middle));
+  if (middle < changes.length)
+    written.push(...(await writeChanges(ctx.dir, changes.slice(middle))));
+  return written;
+}
+
+/**
+ * Records the files just written in the stat cache with the blob ids they were written from,
+ * so the next scan does not read back (and re-hash) a whole freshly pulled notebook.
+ */
+async function rememberWritten(
+  ctx: DirContext,
+  written: WrittenFile[],
+  target: TreeEntries,
+): Promise<void> {
+  let changed = false;
+  for (const file of written) {
+    const oid = target.get(file.path);
+    if (oid === undefined) continue;
+    ctx.priv.statCache.set(file.path, file.stamp, oid);
+    changed = true;
+  }
+  if (changed) await ctx.priv.statCache.save();
 }
 
 function isConcurrentEdit(err: unknown): boolean {
@@ -82,7 +103,8 @@ export async function rewriteLocal(
   const conflicts: MergeConflict[] = [];
   for (let round = 1; ; round += 1) {
     try {
-      await writeInHalves(ctx, await changesFor(ctx, local, target, keep));
+      const written = await writeInHalves(ctx, await changesFor(ctx, local, target, keep));
+      await rememberWritten(ctx, written, target);
       break;
     } catch (err) {
       if (!isConcurrentEdit(err) || round >= CONCURRENT_EDIT_ROUNDS) throw err;

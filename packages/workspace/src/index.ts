@@ -20,4 +20,4 @@ export {
 export type { FileStamp } from './stamp';
 export { emptyStatCache, loadStatCache, type StatCache } from './stat-cache';
 export { decodeState, encodeState, type StateV1 } from './state-codec';
-export { type FileChange, writeChanges } from './write';
+export { type FileChange, type WrittenFile, writeChanges } from './write';

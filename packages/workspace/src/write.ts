@@ -22,19 +22,31 @@ export interface FileChange {
 // checked rename.
 const NO_HARD_LINKS = new Set(['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'EMLINK', 'EXDEV']);
 
+/** A file {@link writeChanges} wrote: its stamp right after the write, for the stat cache. */
+export interface WrittenFile {
+  path: string;
+  stamp: FileStamp;
+}
+
+/** Temp files written and fsynced at once: fsyncs issued together share journal commits. */
+const WRITE_CONCURRENCY = 16;
+
 /**
  * Applies `changes` to the notebook directory `dir` (SPEC §4): deletions first, then the
  * directories they leave empty, then writes. Each file is written as a new
  * `.slivingdoc-<uuid>.tmp` (0644 before umask, fsynced) in its own directory and then
  * renamed over the target (or hard-linked, for a target that must be absent), so a reader
- * sees the old or the new content and no existing inode is ever written into. Every
- * operation goes through directories opened without following links. A target that no
- * longer matches its expectation, or a directory that became a link or a file, throws
+ * sees the old or the new content and no existing inode is ever written into. Temp files are
+ * written and fsynced concurrently (scans ignore them), then published one by one in path
+ * order. Every operation goes through directories opened without following links. A target
+ * that no longer matches its expectation, or a directory that became a link or a file, throws
  * {@link ConcurrentEditError}: before anything is touched when the first check finds it,
  * else with the changes before it applied (each one atomic). Touched directories are
- * fsynced before returning.
+ * fsynced before returning. Returns the stamp of every written file that still holds exactly
+ * what was written when checked after publishing (a file the caller rewrote at once is left
+ * out), so the caller can record it in the stat cache without reading it back.
  */
-export async function writeChanges(dir: string, changes: FileChange[]): Promise<void> {
+export async function writeChanges(dir: string, changes: FileChange[]): Promise<WrittenFile[]> {
   for (const change of changes) {
     const reason = checkNotebookPath(change.path);
     if (reason) throw new InvalidChangeError(change.path, reason);
@@ -46,10 +58,25 @@ export async function writeChanges(dir: string, changes: FileChange[]): Promise<
     const deletions = ordered.filter((change) => change.content === null);
     for (const change of deletions) await deleteFile(tree, change);
     await tree.removeEmptied(deletions.map((change) => parentOf(change.path)));
-    for (const change of ordered) {
-      if (change.content !== null) await writeFile(tree, change, change.content);
+    const writes = ordered.filter((change) => change.content !== null);
+    const written: WrittenFile[] = [];
+    const staged = await stageAll(tree, writes);
+    try {
+      for (const [i, change] of writes.entries()) {
+        const temp = staged[i] as StagedFile;
+        await publish(change, temp.path, temp.target);
+        temp.published = true;
+        tree.touch(parentOf(change.path));
+        const stamp = await stampIfUnchanged(temp);
+        if (stamp) written.push({ path: change.path, stamp });
+      }
+    } finally {
+      await Promise.all(
+        staged.filter((t) => !t.published).map((t) => unlink(t.path).catch(() => {})),
+      );
     }
     await tree.syncTouched();
+    return written;
   } finally {
     await tree.close();
   }
@@ -100,31 +127,81 @@ async function deleteFile(tree: DirTree, change: FileChange): Promise<void> {
   tree.touch(parentOf(change.path));
 }
 
-async function writeFile(tree: DirTree, change: FileChange, content: Uint8Array): Promise<void> {
+/** A written, fsynced temp file waiting to be published at `target`. */
+interface StagedFile {
+  path: string;
+  target: string;
+  /** The inode, size and mtime of what was written (ctime moves on rename and link). */
+  written: { ino: bigint; size: bigint; mtimeNs: bigint };
+  published: boolean;
+}
+
+/**
+ * Writes every change's temp file (parents created first, in order, so no two writers race
+ * on one directory), {@link WRITE_CONCURRENCY} at a time. On failure, removes those written.
+ */
+async function stageAll(tree: DirTree, writes: FileChange[]): Promise<StagedFile[]> {
+  for (const change of writes)
+    await tree.open(parentOf(change.path), true).catch(concurrentEdit(change.path));
+  const staged: (StagedFile | undefined)[] = new Array(writes.length);
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < writes.length) {
+      const i = next++;
+      const change = writes[i] as FileChange;
+      staged[i] = await stage(tree, change, change.content as Uint8Array);
+    }
+  };
+  const workers = Array.from({ length: Math.min(WRITE_CONCURRENCY, writes.length) }, worker);
+  const settled = await Promise.allSettled(workers);
+  const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+  if (failed) {
+    await Promise.all(
+      staged.filter((t) => t !== undefined).map((t) => unlink(t.path).catch(() => {})),
+    );
+    throw failed.reason;
+  }
+  return staged as StagedFile[];
+}
+
+async function stage(tree: DirTree, change: FileChange, content: Uint8Array): Promise<StagedFile> {
   const parent = (await tree.open(parentOf(change.path), true).catch(concurrentEdit(change.path)))!;
   const temp = parent.child(newTempName());
-  const target = parent.child(baseOf(change.path));
   const handle = await open(
     temp,
     constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW,
     0o644,
   ).catch(concurrentEdit(change.path)); // ENOENT: the opened directory was removed meanwhile
+  let written: BigIntStats;
   try {
     await handle.writeFile(content);
     await handle.sync();
+    written = await handle.stat({ bigint: true });
   } catch (error) {
     await handle.close();
     await unlink(temp).catch(() => {});
     throw error;
   }
   await handle.close();
-  try {
-    await publish(change, temp, target);
-  } catch (error) {
-    await unlink(temp).catch(() => {});
-    throw error;
-  }
-  tree.touch(parentOf(change.path));
+  return {
+    path: temp,
+    target: parent.child(baseOf(change.path)),
+    written: { ino: written.ino, size: written.size, mtimeNs: written.mtimeNs },
+    published: false,
+  };
+}
+
+/** The published file's stamp when it is still the inode, size and mtime that was written. */
+async function stampIfUnchanged(file: StagedFile): Promise<FileStamp | undefined> {
+  const now = await lstat(file.target, { bigint: true }).catch(() => undefined);
+  if (
+    !now?.isFile() ||
+    now.ino !== file.written.ino ||
+    now.size !== file.written.size ||
+    now.mtimeNs !== file.written.mtimeNs
+  )
+    return undefined;
+  return stampOf(now);
 }
 
 async function publish(change: FileChange, temp: string, target: string): Promise<void> {

@@ -154,6 +154,32 @@ describe('writeChanges', () => {
     expect((await lstat(join(L, 'd'))).isSymbolicLink()).toBe(true);
   });
 
+  it('returns the stamp of every written file, equal to what a fresh scan sees', async () => {
+    await writeTree(L, { 'a.md': 'a' });
+    const s = await stamps();
+    const changes = Array.from({ length: 40 }, (_, i) =>
+      put(`d${i % 3}/f${i}.md`, `${i}`, 'absent'),
+    );
+    const written = await writeChanges(L, [...changes, put('a.md', 'A', s.get('a.md')!)]);
+    const after = await stamps();
+    expect(written.map((w) => w.path).sort()).toEqual([...after.keys()].sort());
+    for (const { path, stamp } of written) expect(stamp).toEqual(after.get(path));
+  });
+
+  it('writes nothing, temp files included, when one target of many changed before the call', async () => {
+    await writeTree(L, { 'm.md': 'm' });
+    const s = await stamps();
+    await writeFile(join(L, 'm.md'), 'edited by the user');
+    await expect(
+      writeChanges(L, [
+        put('z.md', 'z', 'absent'),
+        put('m.md', 'M', s.get('m.md')!),
+        put('a.md', 'a', 'absent'),
+      ]),
+    ).rejects.toBeInstanceOf(ConcurrentEditError);
+    expect(await tree(L)).toEqual({ 'm.md': 'edited by the user' });
+  });
+
   it('never replaces a symlink file target', async () => {
     await writeFile(join(outside, 'target'), 'outside');
     await symlink(join(outside, 'target'), join(L, 'a.md'));
