@@ -8,6 +8,7 @@ import {
   treeDiffstatRules,
 } from '../reliability/fuzz/merge';
 import { messageRules, notebookPathRules, requestPathRules } from '../reliability/fuzz/policy';
+import { stateDecoder } from '../reliability/fuzz/state';
 
 // Bounded fuzz runs of every decoder and rule set that takes outside input (issue 10).
 // `pnpm fuzz` runs the same properties with SLIVINGDOC_FUZZ_RUNS runs each. A hang shows
@@ -37,5 +38,11 @@ describe('fuzz: marker scanner and diffstat (@slivingdoc/merge)', () => {
   });
   it('text merge: total, and a one-sided change merges to that change', () => {
     fc.assert(textMergeIdentities, fuzzParameters(800));
+  });
+});
+
+describe('fuzz: state.json decoder (@slivingdoc/workspace)', () => {
+  it('total on any text, refuses only with StateError, round-trips what it accepts', () => {
+    fc.assert(stateDecoder, fuzzParameters(1500));
   });
 });

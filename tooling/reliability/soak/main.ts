@@ -1,11 +1,16 @@
 /**
  * `pnpm soak` (tooling/soak.sh): the full soak, 20 writers × 200 commits by default, on the
- * embedded store and on the real S3 server, printing the totals line per store. Sizes:
- * SLIVINGDOC_SOAK_WRITERS, SLIVINGDOC_SOAK_COMMITS; SLIVINGDOC_SOAK_STORES=embedded,s3.
+ * embedded store and on the real S3 server, printing the totals line per store, then the
+ * whole crash matrix (every failpoint × commit and pull). Sizes: SLIVINGDOC_SOAK_WRITERS,
+ * SLIVINGDOC_SOAK_COMMITS; SLIVINGDOC_SOAK_STORES=embedded,s3; SLIVINGDOC_SOAK_CRASH=0 skips
+ * the matrix.
  */
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { FAILPOINT } from '@slivingdoc/engine';
+import { requireBuiltCli } from '../cli';
+import { runCrashCase } from '../crash/matrix';
 import { s3TestEnv } from '../s3-env';
 import type { StoreSpec } from '../store-spec';
 import { formatSoakTotals } from './checker';
@@ -35,5 +40,19 @@ for (const kind of stores) {
   const problems = soakProblems(report, writers * commits);
   for (const p of problems) console.log(`  FAIL ${p}`);
   failed ||= problems.length > 0;
+}
+if (process.env.SLIVINGDOC_SOAK_CRASH !== '0') {
+  await requireBuiltCli();
+  for (const failpoint of Object.values(FAILPOINT)) {
+    for (const operation of ['commit', 'pull'] as const) {
+      const r = await runCrashCase(failpoint, operation);
+      const verdict = !r.killed ? 'not on this path' : r.problems.length === 0 ? 'ok' : 'FAIL';
+      console.log(
+        `crash ${operation} at ${failpoint}: ${verdict}; repair: ${r.repair.replace(/\/\S+/g, '<dir>')}`,
+      );
+      for (const p of r.problems) console.log(`  FAIL ${p}`);
+      failed ||= r.problems.length > 0;
+    }
+  }
 }
 process.exitCode = failed ? 1 : 0;
