@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, it } from 'vitest';
 import { fuzzParameters } from '../reliability/fuzz/budget';
+import { toolArgumentDecoder } from '../reliability/fuzz/mcp-arguments';
 import {
   lineDiffStatRules,
   markerScanner,
@@ -44,5 +45,11 @@ describe('fuzz: marker scanner and diffstat (@slivingdoc/merge)', () => {
 describe('fuzz: state.json decoder (@slivingdoc/workspace)', () => {
   it('total on any text, refuses only with StateError, round-trips what it accepts', () => {
     fc.assert(stateDecoder, fuzzParameters(1500));
+  });
+});
+
+describe('fuzz: tool-argument decoder (@slivingdoc/mcp)', () => {
+  it('total on any raw arguments, refuses only with catalogued INVALID_REQUEST reasons', () => {
+    fc.assert(toolArgumentDecoder, fuzzParameters(2000));
   });
 });
