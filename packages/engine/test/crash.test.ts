@@ -1,12 +1,18 @@
 import { execFile } from 'node:child_process';
+import { mkdir, mkdtemp, realpath, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createEmbeddedStore, decodeManifest, type ObjectStore } from '@slivingdoc/store';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createNotebookService, FAILPOINT, type FailpointName } from '../src/index';
 import { bundleFixture } from './fixtures/bundle';
-import { put, snapshot, tempRoots } from './helpers';
+import { put, snapshot } from './helpers';
 
 let child: string;
+const bases: string[] = [];
+afterAll(async () => {
+  await Promise.all(bases.map((base) => rm(base, { recursive: true, force: true })));
+});
 beforeAll(async () => {
   // One bundle per run; every child then starts with bare `node`.
   child = await bundleFixture(join(import.meta.dirname, 'fixtures', 'engine-child.ts'));
@@ -26,6 +32,18 @@ function runChild(
   });
 }
 
+/**
+ * Temporary roots of this file's own: the windows run concurrently, and the shared helpers
+ * clean up after *each* test, which would pull directories from under a neighbour.
+ */
+async function crashRoots() {
+  const base = await realpath(await mkdtemp(join(tmpdir(), 'engine-crash-')));
+  bases.push(base);
+  const workspaceRoot = join(base, 'ws');
+  await mkdir(workspaceRoot);
+  return { base, workspaceRoot, privateRoot: join(base, 'priv') };
+}
+
 async function headGeneration(store: ObjectStore): Promise<bigint> {
   const object = await store.get('current');
   return object === undefined ? 0n : decodeManifest(object.body).generation;
@@ -42,11 +60,12 @@ const COMMIT_WINDOWS: FailpointName[] = [
   FAILPOINT.afterBaselineWrite,
 ];
 
-describe('kill -9 of a real process at each failpoint (embedded store)', () => {
+// Concurrent: each window has its own store and roots, and most of the wall time is fsync.
+describe.concurrent('kill -9 of a real process at each failpoint (embedded store)', () => {
   it.each(COMMIT_WINDOWS)(
     'killed at %s: the next call repairs, nothing acknowledged is lost',
     async (point) => {
-      const roots = await tempRoots();
+      const roots = await crashRoots();
       const storeDir = join(roots.base, 'store');
       const dir = join(roots.workspaceRoot, 'notebook');
       const config = {
@@ -86,7 +105,7 @@ describe('kill -9 of a real process at each failpoint (embedded store)', () => {
       const committed = await next.commit({ message: 'after repair' });
       expect(committed.generation).toBe(Number(await headGeneration(store)));
       await next.close();
-      const reader = await tempRoots();
+      const reader = await crashRoots();
       const readerDir = join(reader.workspaceRoot, 'notebook');
       const fresh = await createNotebookService({
         store,
