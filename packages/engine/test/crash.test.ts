@@ -81,6 +81,21 @@ describe.concurrent('kill -9 of a real process at each failpoint (embedded store
       await first.commit({ message: 'acknowledged' });
       await first.close();
 
+      // Another writer publishes two files meanwhile, so the killed commit re-merges and its
+      // rewrite of L has files to write (mid-materialize leaves L half-written).
+      const rivalRoots = await crashRoots();
+      const rival = await createNotebookService({
+        store,
+        privateRoot: rivalRoots.privateRoot,
+        workspaceRoot: rivalRoots.workspaceRoot,
+        notebookDir: join(rivalRoots.workspaceRoot, 'notebook'),
+      });
+      await rival.pull({});
+      await put(rival.notebookDir, 'rival-1.md', 'r1\n');
+      await put(rival.notebookDir, 'rival-2.md', 'r2\n');
+      await rival.commit({ message: 'rival' });
+      await rival.close();
+
       await put(dir, 'kept.md', 'acknowledged\nmore\n');
       await put(dir, 'new-1.md', 'one\n');
       await put(dir, 'new-2.md', 'two\n');
@@ -100,6 +115,8 @@ describe.concurrent('kill -9 of a real process at each failpoint (embedded store
         'new-1.md': 'one\n',
         'new-2.md': 'two\n',
         'other.md': 'x\n',
+        'rival-1.md': 'r1\n',
+        'rival-2.md': 'r2\n',
       });
       // And the next commit publishes whatever did not land: L equals R afterwards.
       const committed = await next.commit({ message: 'after repair' });
@@ -119,4 +136,94 @@ describe.concurrent('kill -9 of a real process at each failpoint (embedded store
     },
     60_000,
   );
+});
+
+describe('engine across real processes (embedded store)', () => {
+  it('a pull killed mid-rewrite of L is repaired by the next pull, keeping local edits', async () => {
+    const roots = await crashRoots();
+    const storeDir = join(roots.base, 'store');
+    const store = await createEmbeddedStore({ dir: storeDir, prefix: 'nb' });
+    const writer = await createNotebookService({
+      store,
+      privateRoot: join(roots.base, 'writer-priv'),
+      workspaceRoot: roots.workspaceRoot,
+      notebookDir: join(roots.workspaceRoot, 'writer'),
+    });
+    const dir = join(roots.workspaceRoot, 'reader');
+    const config = { privateRoot: roots.privateRoot, workspaceRoot: roots.workspaceRoot };
+    const reader = await createNotebookService({ ...config, store, notebookDir: dir });
+    await writer.pull({});
+    await put(writer.notebookDir, 'a.md', 'a\n');
+    await writer.commit({ message: 'a' });
+    await reader.pull({});
+    await reader.close();
+    for (const name of ['b', 'c', 'd', 'e'])
+      await put(writer.notebookDir, `${name}.md`, `${name}\n`);
+    await writer.commit({ message: 'four more' });
+    await writer.close();
+    await put(dir, 'a.md', 'a edited locally\n');
+
+    const killed = await runChild(
+      { ...config, notebookDir: dir, storeDir, op: 'pull' },
+      `${FAILPOINT.midMaterialize}=kill`,
+    );
+    expect(killed.signal).toBe('SIGKILL');
+    const half = await snapshot(dir);
+    expect(Object.keys(half).length).toBeGreaterThan(1);
+    expect(Object.keys(half).length).toBeLessThan(5);
+
+    const next = await createNotebookService({ ...config, store, notebookDir: dir });
+    expect(await next.pull({})).toMatchObject({ code: 'OK', generation: 2 });
+    expect(await snapshot(dir)).toEqual({
+      'a.md': 'a edited locally\n',
+      'b.md': 'b\n',
+      'c.md': 'c\n',
+      'd.md': 'd\n',
+      'e.md': 'e\n',
+    });
+    await next.close();
+  });
+
+  it('four processes commit at once: every call OK, one generation each, nothing lost', async () => {
+    const roots = await crashRoots();
+    const storeDir = join(roots.base, 'store');
+    const store = await createEmbeddedStore({ dir: storeDir, prefix: 'nb' });
+    const writers = ['w0', 'w1', 'w2', 'w3'].map((name) => ({
+      privateRoot: join(roots.base, `${name}-priv`),
+      workspaceRoot: roots.workspaceRoot,
+      notebookDir: join(roots.workspaceRoot, name),
+      name,
+    }));
+    for (const w of writers) {
+      const service = await createNotebookService({ ...w, store });
+      await service.pull({});
+      await service.close();
+      await put(w.notebookDir, `${w.name}.md`, `${w.name}\n`);
+    }
+    const outcomes = await Promise.all(
+      writers.map((w) => runChild({ ...w, storeDir, op: 'commit', message: w.name }, '')),
+    );
+    const results = outcomes.map(
+      (o) => JSON.parse(o.stdout) as { code: string; generation: number },
+    );
+    expect(results.map((r) => r.code)).toEqual(['OK', 'OK', 'OK', 'OK']);
+    expect(results.map((r) => r.generation).sort()).toEqual([1, 2, 3, 4]);
+    expect(await headGeneration(store)).toBe(4n);
+    const reader = await crashRoots();
+    const readerDir = join(reader.workspaceRoot, 'notebook');
+    const fresh = await createNotebookService({
+      store,
+      privateRoot: reader.privateRoot,
+      workspaceRoot: reader.workspaceRoot,
+      notebookDir: readerDir,
+    });
+    await fresh.pull({});
+    expect(await snapshot(readerDir)).toEqual({
+      'w0.md': 'w0\n',
+      'w1.md': 'w1\n',
+      'w2.md': 'w2\n',
+      'w3.md': 'w3\n',
+    });
+    await fresh.close();
+  });
 });
