@@ -132,3 +132,53 @@ describe('checkpoints, retention and cleanup (threshold 3)', () => {
     expect(manifest.checkpoint.key).toBe(checkpointUploads[0]?.keys[0]);
   });
 });
+
+describe('a failing checkpoint never fails a commit (SPEC §11)', () => {
+  it('a checkpoint that dies after its pack upload leaves an orphan that a later checkpoint cleans up', async () => {
+    const store = memoryStore();
+    const failpoints = new FailpointRegistry();
+    const writer = await participant(store, { checkpointPacks: 3, failpoints });
+    await writer.service.pull({});
+    for (let i = 0; i < 3; i += 1) {
+      await put(writer.dir, `f${i}.md`, `${i}\n`);
+      await writer.service.commit({ message: `c${i}` });
+    }
+    // The third increment (generation 4) is committed; the checkpoint it schedules fails.
+    failpoints.set(FAILPOINT.afterCheckpointPackUpload, 'throw', 1);
+    await put(writer.dir, 'f3.md', '3\n');
+    expect(await writer.service.commit({ message: 'c3' })).toMatchObject({
+      code: 'OK',
+      generation: 4,
+    });
+    await writer.service.close();
+    const stalled = await manifestOf(store);
+    expect(stalled.generation).toBe(4n);
+    expect(stalled.increments).toHaveLength(3);
+    const orphans = (await store.list('packs/'))
+      .map((o) => o.key)
+      .filter((key) => key.startsWith('packs/checkpoints/') && key !== stalled.checkpoint.key);
+    expect(orphans).toHaveLength(1);
+
+    // Cleanup fails once too: the checkpoint still lands and the commit is still OK.
+    failpoints.set(FAILPOINT.beforeCleanupDelete, 'throw', 1);
+    await put(writer.dir, 'f4.md', '4\n');
+    expect(await writer.service.commit({ message: 'c4' })).toMatchObject({ generation: 5 });
+    await writer.service.close();
+    const checkpointed = await manifestOf(store);
+    expect(checkpointed.generation).toBe(6n);
+    expect(checkpointed.increments).toHaveLength(1);
+    expect((await store.list('packs/')).map((o) => o.key)).toContain(orphans[0]);
+
+    // The next checkpoint's cleanup removes the orphan.
+    for (let i = 5; i < 7; i += 1) {
+      await put(writer.dir, `f${i}.md`, `${i}\n`);
+      await writer.service.commit({ message: `c${i}` });
+    }
+    await writer.service.close();
+    const keys = (await store.list('packs/')).map((o) => o.key);
+    expect(keys).not.toContain(orphans[0]);
+    const reader = await participant(store);
+    await reader.service.pull({});
+    expect(Object.keys(await snapshot(reader.dir))).toHaveLength(7);
+  });
+});
