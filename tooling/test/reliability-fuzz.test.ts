@@ -19,40 +19,76 @@ import { stateDecoder } from '../reliability/fuzz/state';
 const FUZZ_TIMEOUT = 120_000;
 
 describe('fuzz: path rules (@slivingdoc/policy)', () => {
-  it('notebook paths: no crash, only catalogued file reasons, accepted paths obey SPEC §4', () => {
-    fc.assert(notebookPathRules, fuzzParameters(1500));
-  }, FUZZ_TIMEOUT));
-  it('request paths: only PATH_INVALID, accepted paths absolute, clean and stable', () => {
-    fc.assert(requestPathRules, fuzzParameters(1500));
-  }, FUZZ_TIMEOUT));
-  it('commit messages: only MESSAGE_INVALID, accepted messages within the rules', () => {
-    fc.assert(messageRules, fuzzParameters(1500));
-  }, FUZZ_TIMEOUT));
+  it(
+    'notebook paths: no crash, only catalogued file reasons, accepted paths obey SPEC §4',
+    () => {
+      fc.assert(notebookPathRules, fuzzParameters(1500));
+    },
+    FUZZ_TIMEOUT,
+  );
+  it(
+    'request paths: only PATH_INVALID, accepted paths absolute, clean and stable',
+    () => {
+      fc.assert(requestPathRules, fuzzParameters(1500));
+    },
+    FUZZ_TIMEOUT,
+  );
+  it(
+    'commit messages: only MESSAGE_INVALID, accepted messages within the rules',
+    () => {
+      fc.assert(messageRules, fuzzParameters(1500));
+    },
+    FUZZ_TIMEOUT,
+  );
 });
 
 describe('fuzz: marker scanner and diffstat (@slivingdoc/merge)', () => {
-  it('marker scanner: total on any bytes, reports only exact, ordered, complete blocks', () => {
-    fc.assert(markerScanner, fuzzParameters(1500));
-  }, FUZZ_TIMEOUT));
-  it('line diffstat: total, consistent, symmetric, CRLF-blind', () => {
-    fc.assert(lineDiffStatRules, fuzzParameters(1000));
-  }, FUZZ_TIMEOUT));
-  it('tree diffstat: exactly the changed files, sorted, agreeing with the line diff', async () => {
-    await fc.assert(treeDiffstatRules, fuzzParameters(200));
-  }, FUZZ_TIMEOUT));
-  it('text merge: total, and a one-sided change merges to that change', () => {
-    fc.assert(textMergeIdentities, fuzzParameters(800));
-  }, FUZZ_TIMEOUT));
+  it(
+    'marker scanner: total on any bytes, reports only exact, ordered, complete blocks',
+    () => {
+      fc.assert(markerScanner, fuzzParameters(1500));
+    },
+    FUZZ_TIMEOUT,
+  );
+  it(
+    'line diffstat: total, consistent, symmetric, CRLF-blind',
+    () => {
+      fc.assert(lineDiffStatRules, fuzzParameters(1000));
+    },
+    FUZZ_TIMEOUT,
+  );
+  it(
+    'tree diffstat: exactly the changed files, sorted, agreeing with the line diff',
+    async () => {
+      await fc.assert(treeDiffstatRules, fuzzParameters(200));
+    },
+    FUZZ_TIMEOUT,
+  );
+  it(
+    'text merge: total, and a one-sided change merges to that change',
+    () => {
+      fc.assert(textMergeIdentities, fuzzParameters(800));
+    },
+    FUZZ_TIMEOUT,
+  );
 });
 
 describe('fuzz: state.json decoder (@slivingdoc/workspace)', () => {
-  it('total on any text, refuses only with StateError, round-trips what it accepts', () => {
-    fc.assert(stateDecoder, fuzzParameters(1500));
-  }, FUZZ_TIMEOUT));
+  it(
+    'total on any text, refuses only with StateError, round-trips what it accepts',
+    () => {
+      fc.assert(stateDecoder, fuzzParameters(1500));
+    },
+    FUZZ_TIMEOUT,
+  );
 });
 
 describe('fuzz: tool-argument decoder (@slivingdoc/mcp)', () => {
-  it('total on any raw arguments, refuses only with catalogued INVALID_REQUEST reasons', () => {
-    fc.assert(toolArgumentDecoder, fuzzParameters(2000));
-  }, FUZZ_TIMEOUT));
+  it(
+    'total on any raw arguments, refuses only with catalogued INVALID_REQUEST reasons',
+    () => {
+      fc.assert(toolArgumentDecoder, fuzzParameters(2000));
+    },
+    FUZZ_TIMEOUT,
+  );
 });
