@@ -2,7 +2,12 @@ import { execFile } from 'node:child_process';
 import { mkdir, mkdtemp, realpath, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createEmbeddedStore, decodeManifest, type ObjectStore } from '@slivingdoc/store';
+import {
+  createEmbeddedStore,
+  decodeManifest,
+  type ObjectStore,
+  parsePackKey,
+} from '@slivingdoc/store';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createNotebookService, FAILPOINT, type FailpointName } from '../src/index';
 import { bundleFixture } from './fixtures/bundle';
@@ -51,6 +56,8 @@ async function headGeneration(store: ObjectStore): Promise<bigint> {
 
 const COMMIT_WINDOWS: FailpointName[] = [
   FAILPOINT.afterScan,
+  FAILPOINT.afterReadCurrent,
+  FAILPOINT.afterFetch,
   FAILPOINT.afterPackUpload,
   FAILPOINT.afterCasSent,
   FAILPOINT.afterCasAnswered,
@@ -226,4 +233,88 @@ describe('engine across real processes (embedded store)', () => {
     });
     await fresh.close();
   });
+});
+
+const CHECKPOINT_WINDOWS: FailpointName[] = [
+  FAILPOINT.afterCheckpointPackUpload,
+  FAILPOINT.afterCheckpointCas,
+  FAILPOINT.beforeCleanupDelete,
+];
+
+describe.concurrent('kill -9 inside a background checkpoint (embedded store)', () => {
+  it.each(CHECKPOINT_WINDOWS)(
+    'killed at %s: the acknowledged commit stands and a later checkpoint completes',
+    async (point) => {
+      const roots = await crashRoots();
+      const storeDir = join(roots.base, 'store');
+      const dir = join(roots.workspaceRoot, 'notebook');
+      const config = {
+        privateRoot: roots.privateRoot,
+        workspaceRoot: roots.workspaceRoot,
+        notebookDir: dir,
+      };
+      const store = await createEmbeddedStore({ dir: storeDir, prefix: 'nb' });
+      const first = await createNotebookService({ ...config, store });
+      await first.pull({});
+      for (let i = 0; i < 3; i += 1) {
+        await put(dir, `f${i}.md`, `${i}\n`);
+        await first.commit({ message: `c${i}` });
+      }
+      await first.close();
+      // An unreferenced proposal at an old position gives cleanup something to delete.
+      const orphan = 'packs/increments/2-0190a0b0-0000-7000-8000-000000000000.pack';
+      await store.putImmutable(orphan, new Uint8Array([1]), {});
+      // The child's commit makes three increments and schedules a checkpoint, killed at `point`
+      // (possibly before the child reported: the checkpoint runs beside the rewrite of L).
+      await put(dir, 'f3.md', '3\n');
+      const killed = await runChild(
+        { ...config, storeDir, op: 'commit', message: 'c3', checkpointPacks: 3 },
+        `${point}=kill`,
+      );
+      expect(killed.signal).toBe('SIGKILL');
+      const current = await store.get('current');
+      const manifest = decodeManifest(current?.body as Uint8Array);
+      // Before the checkpoint CAS nothing changed; after it the checkpoint stands.
+      expect(manifest.generation).toBe(point === FAILPOINT.afterCheckpointPackUpload ? 4n : 5n);
+
+      const next = await createNotebookService({ ...config, store, checkpointPacks: 3 });
+      for (let i = 4; i < 7; i += 1) {
+        await put(dir, `f${i}.md`, `${i}\n`);
+        await next.commit({ message: `c${i}` });
+      }
+      await next.close();
+      const after = decodeManifest((await store.get('current'))?.body as Uint8Array);
+      expect(after.increments.length).toBeLessThan(3);
+      expect(after.retained).toHaveLength(1);
+      // Every pack at or before the cutoff that nothing references is gone (the orphan and any
+      // checkpoint pack the killed run uploaded); nothing referenced was deleted.
+      const referenced = new Set(
+        [after, ...after.retained].flatMap((chain) => [
+          chain.checkpoint.key,
+          ...chain.increments.map((i) => i.key),
+        ]),
+      );
+      const listed = (await store.list('packs/')).map((o) => o.key);
+      for (const key of referenced) expect(listed).toContain(key);
+      const garbage = listed.filter(
+        (key) =>
+          !referenced.has(key) &&
+          (parsePackKey(key)?.number ?? 0n) <= after.checkpoint.throughGeneration,
+      );
+      expect(garbage).toEqual([]);
+      const reader = await crashRoots();
+      const readerDir = join(reader.workspaceRoot, 'notebook');
+      const fresh = await createNotebookService({
+        store,
+        privateRoot: reader.privateRoot,
+        workspaceRoot: reader.workspaceRoot,
+        notebookDir: readerDir,
+      });
+      await fresh.pull({});
+      expect(Object.keys(await snapshot(readerDir))).toHaveLength(7);
+      expect(await snapshot(readerDir)).toEqual(await snapshot(dir));
+      await fresh.close();
+    },
+    60_000,
+  );
 });
