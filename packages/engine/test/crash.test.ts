@@ -146,50 +146,54 @@ describe.concurrent('kill -9 of a real process at each failpoint (embedded store
 });
 
 describe('engine across real processes (embedded store)', () => {
-  it('a pull killed mid-rewrite of L is repaired by the next pull, keeping local edits', async () => {
-    const roots = await crashRoots();
-    const storeDir = join(roots.base, 'store');
-    const store = await createEmbeddedStore({ dir: storeDir, prefix: 'nb' });
-    const writer = await createNotebookService({
-      store,
-      privateRoot: join(roots.base, 'writer-priv'),
-      workspaceRoot: roots.workspaceRoot,
-      notebookDir: join(roots.workspaceRoot, 'writer'),
-    });
-    const dir = join(roots.workspaceRoot, 'reader');
-    const config = { privateRoot: roots.privateRoot, workspaceRoot: roots.workspaceRoot };
-    const reader = await createNotebookService({ ...config, store, notebookDir: dir });
-    await writer.pull({});
-    await put(writer.notebookDir, 'a.md', 'a\n');
-    await writer.commit({ message: 'a' });
-    await reader.pull({});
-    await reader.close();
-    for (const name of ['b', 'c', 'd', 'e'])
-      await put(writer.notebookDir, `${name}.md`, `${name}\n`);
-    await writer.commit({ message: 'four more' });
-    await writer.close();
-    await put(dir, 'a.md', 'a edited locally\n');
+  it.each([FAILPOINT.afterMerge, FAILPOINT.midMaterialize])(
+    'a pull killed at %s is repaired by the next pull, keeping local edits',
+    async (point) => {
+      const roots = await crashRoots();
+      const storeDir = join(roots.base, 'store');
+      const store = await createEmbeddedStore({ dir: storeDir, prefix: 'nb' });
+      const writer = await createNotebookService({
+        store,
+        privateRoot: join(roots.base, 'writer-priv'),
+        workspaceRoot: roots.workspaceRoot,
+        notebookDir: join(roots.workspaceRoot, 'writer'),
+      });
+      const dir = join(roots.workspaceRoot, 'reader');
+      const config = { privateRoot: roots.privateRoot, workspaceRoot: roots.workspaceRoot };
+      const reader = await createNotebookService({ ...config, store, notebookDir: dir });
+      await writer.pull({});
+      await put(writer.notebookDir, 'a.md', 'a\n');
+      await writer.commit({ message: 'a' });
+      await reader.pull({});
+      await reader.close();
+      for (const name of ['b', 'c', 'd', 'e'])
+        await put(writer.notebookDir, `${name}.md`, `${name}\n`);
+      await writer.commit({ message: 'four more' });
+      await writer.close();
+      await put(dir, 'a.md', 'a edited locally\n');
 
-    const killed = await runChild(
-      { ...config, notebookDir: dir, storeDir, op: 'pull' },
-      `${FAILPOINT.midMaterialize}=kill`,
-    );
-    expect(killed.signal).toBe('SIGKILL');
-    const half = await snapshot(dir);
-    expect(Object.keys(half).length).toBeGreaterThan(1);
-    expect(Object.keys(half).length).toBeLessThan(5);
+      const killed = await runChild(
+        { ...config, notebookDir: dir, storeDir, op: 'pull' },
+        `${point}=kill`,
+      );
+      expect(killed.signal).toBe('SIGKILL');
+      const written = Object.keys(await snapshot(dir)).length;
+      if (point === FAILPOINT.midMaterialize) expect(written).toBeGreaterThan(1);
+      else expect(written).toBe(1);
+      expect(written).toBeLessThan(5);
 
-    const next = await createNotebookService({ ...config, store, notebookDir: dir });
-    expect(await next.pull({})).toMatchObject({ code: 'OK', generation: 2 });
-    expect(await snapshot(dir)).toEqual({
-      'a.md': 'a edited locally\n',
-      'b.md': 'b\n',
-      'c.md': 'c\n',
-      'd.md': 'd\n',
-      'e.md': 'e\n',
-    });
-    await next.close();
-  });
+      const next = await createNotebookService({ ...config, store, notebookDir: dir });
+      expect(await next.pull({})).toMatchObject({ code: 'OK', generation: 2 });
+      expect(await snapshot(dir)).toEqual({
+        'a.md': 'a edited locally\n',
+        'b.md': 'b\n',
+        'c.md': 'c\n',
+        'd.md': 'd\n',
+        'e.md': 'e\n',
+      });
+      await next.close();
+    },
+  );
 
   it('four processes commit at once: every call OK, one generation each, nothing lost', async () => {
     const roots = await crashRoots();
