@@ -128,6 +128,11 @@ log "user created"
 
 # 4. radosgw (beast, loopback only)
 timeout 60 radosgw -n client.rgw.a   # daemonizes once it has reached the mon
+# The daemonized child writes its pid file a moment later; under load that can take seconds.
+for i in $(seq 1 240); do
+  [[ -s $D/run/client.rgw.a.pid ]] && break
+  sleep 0.25
+done
 RGW_PID=$(cat "$D/run/client.rgw.a.pid")
 for i in $(seq 1 240); do
   curl -s --max-time 2 -o /dev/null "http://127.0.0.1:$PORT/" && break
