@@ -1,4 +1,3 @@
-import * as nodeFs from 'node:fs';
 import { deflateSync } from 'node:zlib';
 import * as git from 'isomorphic-git';
 import { createFsFromVolume, Volume } from 'memfs';
@@ -8,6 +7,7 @@ import { type CachedObject, ObjectCache } from './objectCache';
 import { hashObject, isOid, type ObjectType, type Oid } from './objectFormat';
 import { buildPack } from './packFormat';
 import { installPack } from './packInstall';
+import { privateModeFs } from './privateModeFs';
 import {
   checkOid,
   DIR_MODE,
@@ -249,8 +249,9 @@ function pathConflict(path: string): TreeError {
  * inside the caller's private state. Objects read are cached in memory (64 MiB).
  */
 export async function openObjectDb(opts: { gitdir: string }): Promise<ObjectDb> {
-  await nodeFs.promises.mkdir(`${opts.gitdir}/objects/pack`, { recursive: true, mode: 0o700 });
-  return new GitObjectDb(nodeFs, opts.gitdir);
+  const fs = privateModeFs();
+  await fs.promises.mkdir(`${opts.gitdir}/objects/pack`, { recursive: true });
+  return new GitObjectDb(fs as unknown as GitFs, opts.gitdir);
 }
 
 /** An object database held entirely in memory (tests, throwaway merges). */
