@@ -1,22 +1,50 @@
 /**
  * Engine benchmark on the embedded store: commit latency and throughput for 1/10/100 writers,
  * cold pull of a checkpointed N-file notebook, warm pull of one increment, and commit latency
- * with one changed file on a 100- vs N-file notebook. `pnpm bench` (BENCH_FILES=10000 default).
+ * with one changed file on a 100- vs N-file notebook. `pnpm bench` (BENCH_FILES=10000 default;
+ * BENCH_WRITERS=1,10,100 and BENCH_ROUNDS, commits per writer, override the commit scenarios).
  */
 import { mkdir, mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createEmbeddedStore, type ObjectStore } from '@slivingdoc/store';
-import { createNotebookService, type NotebookService } from '../src/index';
+import {
+  createNotebookService,
+  FAILPOINT,
+  type FailpointName,
+  type Failpoints,
+  type NotebookService,
+} from '../src/index';
 
 const FILES = Number(process.env.BENCH_FILES ?? 10_000);
 const WRITERS = (process.env.BENCH_WRITERS ?? '1,10,100').split(',').map(Number);
 const base = await realpath(await mkdtemp(join(tmpdir(), 'engine-bench-')));
 let n = 0;
 
+/**
+ * Failpoint hooks used as stopwatches: per attempt, how long fetching R, building and
+ * uploading the proposal, and the CAS itself took (the read-current → CAS window).
+ */
+class AttemptTimer implements Failpoints {
+  readonly sums = { fetch: 0, build: 0, cas: 0, attempts: 0 };
+  #last = 0;
+  hit(name: FailpointName): undefined {
+    const now = performance.now();
+    if (name === FAILPOINT.afterFetch) this.sums.fetch += now - this.#last;
+    else if (name === FAILPOINT.afterPackUpload) this.sums.build += now - this.#last;
+    else if (name === FAILPOINT.afterCasAnswered) {
+      this.sums.cas += now - this.#last;
+      this.sums.attempts += 1;
+    } else if (name !== FAILPOINT.afterReadCurrent && name !== FAILPOINT.afterCasSent) return;
+    this.#last = now;
+    return undefined;
+  }
+}
+
 async function open(
   store: ObjectStore,
   retries = 100,
+  failpoints?: Failpoints,
 ): Promise<{ service: NotebookService; dir: string }> {
   n += 1;
   const root = join(base, `p${n}`);
@@ -28,6 +56,7 @@ async function open(
     workspaceRoot: join(root, 'ws'),
     notebookDir: dir,
     commitRetries: retries,
+    ...(failpoints === undefined ? {} : { failpoints }),
   });
   return { service, dir };
 }
@@ -41,10 +70,11 @@ const rows: string[][] = [['scenario', 'p50 ms', 'p90 ms', 'p99 ms', 'rate']];
 
 for (const writers of WRITERS) {
   const store = await createEmbeddedStore({ dir: join(base, `store-w${writers}`), prefix: 'b' });
-  const parts = await Promise.all(Array.from({ length: writers }, () => open(store)));
+  const timers = Array.from({ length: writers }, () => new AttemptTimer());
+  const parts = await Promise.all(timers.map((timer) => open(store, 100, timer)));
   for (const p of parts) await p.service.pull({});
   const latencies: number[] = [];
-  const rounds = writers === 1 ? 50 : writers === 10 ? 5 : 1;
+  const rounds = Number(process.env.BENCH_ROUNDS ?? (writers === 1 ? 50 : writers === 10 ? 5 : 1));
   const start = performance.now();
   await Promise.all(
     parts.map(async (p, i) => {
@@ -57,10 +87,13 @@ for (const writers of WRITERS) {
     }),
   );
   const seconds = (performance.now() - start) / 1000;
+  const sum = (key: keyof AttemptTimer['sums']) => timers.reduce((a, t) => a + t.sums[key], 0);
+  const attempts = sum('attempts');
+  const each = (key: 'fetch' | 'build' | 'cas') => (sum(key) / attempts).toFixed(0);
   rows.push([
     `commit, ${writers} writer(s)`,
     ...[50, 90, 99].map((q) => pct(latencies, q).toFixed(0)),
-    `${(latencies.length / seconds).toFixed(1)} commits/s`,
+    `${(latencies.length / seconds).toFixed(1)} commits/s, ${(attempts / latencies.length).toFixed(1)} CAS/commit; per attempt ms: fetch ${each('fetch')}, build+upload ${each('build')}, CAS ${each('cas')}`,
   ]);
   for (const p of parts) await p.service.close();
 }

@@ -10,7 +10,7 @@ import type { CallState, DirContext } from './context';
 import { byUtf8, changedPaths, type LocalSnapshot, sameEntries, scanLocal } from './local';
 import { rewriteLocal } from './materialize';
 import { publishAttempt } from './publish';
-import { loadRemote } from './remote';
+import { type Current, loadRemote, prefetchRemote } from './remote';
 import { conflictIssues, type Entry } from './sync';
 import { threeWayMerge } from './three-way';
 import {
@@ -60,6 +60,23 @@ async function refuseReadOnlyChanges(
   throw readOnlyPath(refused.map((path) => ({ path, reason: 'READ_ONLY_PATH', ranges: [] })));
 }
 
+/**
+ * The backoff after a lost race (SPEC §9), used to fetch what the winner published meanwhile.
+ * The prefetch always settles before this returns, so nothing touches P after the call ends.
+ */
+async function backoffPrefetching(
+  ctx: DirContext,
+  call: CallState,
+  retry: number,
+  observed: Current | undefined,
+): Promise<void> {
+  const [slept] = await Promise.allSettled([
+    backoff(retry, ctx.cfg.clock, call.signal),
+    prefetchRemote(ctx, observed),
+  ]);
+  if (slept.status === 'rejected') throw slept.reason;
+}
+
 /** Runs the commit; `entry` is the directory's (repaired, trustworthy) state. */
 export async function commitLocked(
   ctx: DirContext,
@@ -77,8 +94,9 @@ export async function commitLocked(
   const changedSet = new Set(changed);
 
   const attempts = ctx.cfg.commitRetries + 1;
+  let observed: Current | undefined;
   for (let attempt = 0; attempt < attempts; attempt += 1) {
-    if (attempt > 0) await backoff(attempt - 1, ctx.cfg.clock, call.signal);
+    if (attempt > 0) await backoffPrefetching(ctx, call, attempt - 1, observed);
     const remote = await loadRemote(ctx, call, entry.base);
     call.stage = 'merge';
     const merged = await threeWayMerge(ctx, entry.baseEntries, local.entries, remote.entries);
@@ -117,7 +135,10 @@ export async function commitLocked(
     }
 
     const outcome = await publishAttempt(ctx, call, remote, merged.result, message);
-    if (!outcome.accepted) continue;
+    if (!outcome.accepted) {
+      observed = outcome.observed;
+      continue;
+    }
     ctx.onPublished(outcome.activeIncrements);
     const written = await rewriteLocal(ctx, call, {
       local,

@@ -17,6 +17,16 @@ export interface DirContext {
   /** Verified packs, by SHA-256, inside P. */
   readonly packCacheDir: string;
   readonly trees: TreeCache;
+  /**
+   * Heads whose packs were imported but whose closure check failed (or never finished) in this
+   * process: they are present in P yet must not serve as a verified anchor.
+   */
+  readonly suspectHeads: Set<string>;
+  /**
+   * Recent heads whose closure this process verified (oldest first, bounded): anchors found
+   * without asking the object database, whose lookup of an absent object reads every pack index.
+   */
+  readonly verifiedHeads: Set<string>;
   /** Told after each accepted publication how long the active tail is (schedules checkpoints). */
   readonly onPublished: (activeIncrements: number) => void;
 }

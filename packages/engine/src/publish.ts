@@ -20,12 +20,16 @@ import { positionHeldByOther } from './chain';
 import type { CallState, DirContext } from './context';
 import { publicationUnproven, storageFailure } from './errors';
 import { FAILPOINT, failpoint } from './failpoints';
-import { type Current, type RemoteView, readCurrent } from './remote';
+import { type Current, type RemoteView, readCurrent, rememberVerified } from './remote';
 
 /** The outcome of one attempt: accepted (with the new baseline) or provably lost. */
 export type Attempt =
   | { accepted: true; baseline: Baseline; activeIncrements: number }
-  | { accepted: false };
+  | {
+      accepted: false;
+      /** `current` as the resolution read it (the next attempt can prefetch its packs). */
+      observed: Current | undefined;
+    };
 
 interface Proposal {
   manifest: Manifest;
@@ -91,7 +95,7 @@ function sendCas(ctx: DirContext, proposal: Proposal): Promise<unknown> {
     : ctx.cfg.store.replaceIfMatch(CURRENT_KEY, body, proposal.conditionedOn);
 }
 
-type Resolution = 'accepted' | 'lost' | 'unproven';
+type Resolution = { verdict: 'accepted' | 'lost' | 'unproven'; now?: Current | undefined };
 
 /**
  * After a 412 or an ambiguous answer: found in active or retained chains = accepted; otherwise
@@ -107,19 +111,20 @@ async function resolve(
   try {
     now = await readCurrent(ctx.cfg.store);
   } catch {
-    return answer === 'precondition' ? 'lost' : 'unproven';
+    return { verdict: answer === 'precondition' ? 'lost' : 'unproven' };
   }
-  if (now !== undefined && hasPublication(now.manifest, proposal.publication)) return 'accepted';
-  if (answer === 'precondition') return 'lost';
+  if (now !== undefined && hasPublication(now.manifest, proposal.publication))
+    return { verdict: 'accepted', now };
+  if (answer === 'precondition') return { verdict: 'lost', now };
   const unchanged =
     proposal.conditionedOn === undefined ? now === undefined : now?.etag === proposal.conditionedOn;
-  if (unchanged) return 'lost';
+  if (unchanged) return { verdict: 'lost', now };
   if (
     now !== undefined &&
     positionHeldByOther(now.manifest, proposal.position, proposal.publication)
   )
-    return 'lost';
-  return 'unproven';
+    return { verdict: 'lost', now };
+  return { verdict: 'unproven', now };
 }
 
 /**
@@ -166,7 +171,7 @@ export async function publishAttempt(
   const outcome = await answer;
   await failpoint(ctx.cfg.failpoints, FAILPOINT.afterCasAnswered);
   let resolution: Resolution;
-  if (outcome === 'accepted') resolution = 'accepted';
+  if (outcome === 'accepted') resolution = { verdict: 'accepted' };
   else if (outcome instanceof StoreError && outcome.kind === 'precondition-failed') {
     resolution = await resolve(ctx, proposal, 'precondition');
   } else if (outcome instanceof StoreError && outcome.kind === 'ambiguous') {
@@ -181,12 +186,14 @@ export async function publishAttempt(
   } else {
     resolution = await resolve(ctx, proposal, 'ambiguous');
   }
-  if (resolution === 'unproven') throw publicationUnproven(outcome);
-  if (resolution === 'lost') {
+  if (resolution.verdict === 'unproven') throw publicationUnproven(outcome);
+  if (resolution.verdict === 'lost') {
     call.remoteAccepted = 'no';
-    return { accepted: false };
+    return { accepted: false, observed: resolution.now };
   }
   call.remoteAccepted = 'yes';
+  // Built here from R's verified closure and scanned local blobs.
+  rememberVerified(ctx, head);
   return {
     accepted: true,
     baseline: { generation: proposal.manifest.generation, head, tree },

@@ -5,6 +5,7 @@
  */
 import { isUtf8 } from 'node:buffer';
 import { createHash, randomUUID } from 'node:crypto';
+import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
@@ -69,11 +70,30 @@ function checksumMismatch(): Error {
   );
 }
 
+/**
+ * Packs up to this size go through P's cache with synchronous calls: a small read or write to
+ * the page cache takes microseconds, while an asynchronous call may wait for a thread-pool slot
+ * held by concurrent fsyncs. A contended commit fetches one small increment per competing
+ * publication inside its read-current → CAS window.
+ */
+const SMALL_PACK_BYTES = 256n * 1024n;
+
+function orUndefined<T>(read: () => T): T | undefined {
+  try {
+    return read();
+  } catch {
+    return undefined;
+  }
+}
+
 async function cachedPack(
   path: string,
   descriptor: PackDescriptor,
 ): Promise<Uint8Array | undefined> {
-  const bytes = await readFile(path).catch(() => undefined);
+  const small = descriptor.size <= SMALL_PACK_BYTES;
+  const bytes = small
+    ? orUndefined(() => readFileSync(path))
+    : await readFile(path).catch(() => undefined);
   if (bytes === undefined) return undefined;
   if (BigInt(bytes.byteLength) === descriptor.size && sha256Hex(bytes) === descriptor.sha256)
     return bytes;
@@ -103,9 +123,20 @@ async function obtainPack(ctx: DirContext, descriptor: PackDescriptor): Promise<
   const cached = await cachedPack(path, descriptor);
   if (cached !== undefined) return cached;
   const bytes = await downloadPack(ctx.cfg.store, descriptor);
-  await mkdir(ctx.packCacheDir, { recursive: true, mode: 0o700 });
   const temp = `${path}.${randomUUID()}.tmp`;
   // No fsync: a torn cache file fails the hash check on its next hit and is fetched again.
+  if (descriptor.size <= SMALL_PACK_BYTES) {
+    try {
+      mkdirSync(ctx.packCacheDir, { recursive: true, mode: 0o700 });
+      writeFileSync(temp, bytes, { mode: 0o600 });
+      renameSync(temp, path);
+    } catch (error) {
+      rmSync(temp, { force: true });
+      throw error;
+    }
+    return bytes;
+  }
+  await mkdir(ctx.packCacheDir, { recursive: true, mode: 0o700 });
   await writeFile(temp, bytes, { mode: 0o600 });
   await rename(temp, path);
   return bytes;
@@ -118,12 +149,14 @@ async function obtainPack(ctx: DirContext, descriptor: PackDescriptor): Promise<
  */
 async function importMissing(ctx: DirContext, manifest: Manifest): Promise<void> {
   const chain: PackDescriptor[] = [manifest.checkpoint, ...manifest.increments];
-  let start = 0;
-  for (let i = chain.length - 1; i >= 0; i -= 1) {
-    const entry = chain[i] as PackDescriptor;
-    if (await ctx.db.has(entry.head)) {
-      start = i + 1;
-      break;
+  let start = chain.findLastIndex((entry) => ctx.verifiedHeads.has(entry.head)) + 1;
+  if (start === 0) {
+    for (let i = chain.length - 1; i >= 0; i -= 1) {
+      const entry = chain[i] as PackDescriptor;
+      if (!ctx.suspectHeads.has(entry.head) && (await ctx.db.has(entry.head))) {
+        start = i + 1;
+        break;
+      }
     }
   }
   const needed = chain.slice(start);
@@ -132,9 +165,45 @@ async function importMissing(ctx: DirContext, manifest: Manifest): Promise<void>
   const downloads = needed.map((descriptor) => limit(() => obtainPack(ctx, descriptor)));
   // Every download settles even when an earlier one fails: no unhandled rejection.
   for (const download of downloads) download.catch(() => {});
+  // Until the closure check passes, what this import brings is present but unverified.
+  for (const descriptor of needed) ctx.suspectHeads.add(descriptor.head);
   for (const download of downloads) await importPack(ctx.db, await download);
   const anchor = start > 0 ? (chain[start - 1] as PackDescriptor).head : undefined;
   await verifyNewClosure(ctx, anchor, manifest.head);
+  for (const descriptor of needed) ctx.suspectHeads.delete(descriptor.head);
+  rememberVerified(ctx, manifest.head);
+}
+
+const VERIFIED_HEADS_KEPT = 64;
+
+/** Records a head whose closure is known complete in P (verified, or our own publication). */
+export function rememberVerified(ctx: DirContext, head: string): void {
+  ctx.verifiedHeads.delete(head);
+  ctx.verifiedHeads.add(head);
+  if (ctx.verifiedHeads.size > VERIFIED_HEADS_KEPT) {
+    const oldest = ctx.verifiedHeads.values().next().value;
+    if (oldest !== undefined) ctx.verifiedHeads.delete(oldest);
+  }
+}
+
+/**
+ * Work a commit that lost a race can do while it backs off: fetch, import and check the packs
+ * of the `current` it observed, and read and validate its tree, so the next attempt's window
+ * between reading `current` and the CAS holds only what arrived after that. Failures are left
+ * for that attempt's {@link loadRemote} to meet again and report.
+ */
+export async function prefetchRemote(
+  ctx: DirContext,
+  observed: Current | undefined,
+): Promise<void> {
+  if (observed === undefined) return;
+  try {
+    await importMissing(ctx, observed.manifest);
+    const { tree, entries } = await readAcceptedTree(ctx, observed.manifest.head);
+    validateRemoteTree(ctx, tree, entries);
+  } catch {
+    // Reported, if it persists, by the next loadRemote.
+  }
 }
 
 /**

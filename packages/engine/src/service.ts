@@ -82,6 +82,8 @@ export async function createNotebookService(config: EngineConfig): Promise<Noteb
       db,
       packCacheDir: join(priv.dir, 'pack-cache'),
       trees: new TreeCache(),
+      suspectHeads: new Set(),
+      verifiedHeads: new Set(),
       onPublished: (activeIncrements) => scheduleCheckpoint(dir, activeIncrements),
     };
   }

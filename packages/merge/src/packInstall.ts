@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type * as NodeFs from 'node:fs';
 import type { promises as FsPromises } from 'node:fs';
 import * as git from 'isomorphic-git';
 import { PackError } from './errors';
@@ -33,7 +34,9 @@ export async function installPack(
         };
       })
     : [];
-  if (!(await exists(fsp, `${packDir}/${name}.idx`))) {
+  if (whole && pack.byteLength <= SMALL_PACK_BYTES) {
+    installSmallPack(db, pack, encodePackIndex(indexed, summary.checksum), name);
+  } else if (!(await exists(fsp, `${packDir}/${name}.idx`))) {
     const stagingRel = `incoming/${randomUUID()}`;
     const staging = `${db.gitdir}/${stagingRel}`;
     await fsp.mkdir(staging, { recursive: true });
@@ -56,6 +59,47 @@ export async function installPack(
     }
   }
   for (const { oid, object } of indexed) db.remember(oid, object);
+}
+
+/**
+ * Below this size a whole-object pack is installed with synchronous calls: a few small writes
+ * to the page cache take microseconds, while each asynchronous call waits for a thread-pool
+ * slot that concurrent fsyncs (L rewrites, state records, the embedded store) may hold for
+ * milliseconds. A contended commit imports one such increment per competing publication,
+ * inside its read-current → CAS window.
+ */
+const SMALL_PACK_BYTES = 256 * 1024;
+
+/**
+ * The same staged install as the asynchronous path, with temp names inside `objects/pack`
+ * (readers look only for `pack-*.idx`): pack renamed in first, index last.
+ */
+function installSmallPack(
+  db: GitObjectDb,
+  pack: Uint8Array,
+  index: Uint8Array,
+  name: string,
+): void {
+  const fs = db.fs as unknown as typeof NodeFs;
+  const packDir = `${db.gitdir}/objects/pack`;
+  if (fs.existsSync(`${packDir}/${name}.idx`)) return;
+  const temp = `${packDir}/incoming-${randomUUID()}`;
+  fs.mkdirSync(packDir, { recursive: true });
+  try {
+    fs.writeFileSync(`${temp}.pack.tmp`, pack);
+    fs.writeFileSync(`${temp}.idx.tmp`, index);
+    fs.renameSync(`${temp}.pack.tmp`, `${packDir}/${name}.pack`);
+    try {
+      fs.renameSync(`${temp}.idx.tmp`, `${packDir}/${name}.idx`);
+    } catch (error) {
+      // Unreadable without its index anyway; do not leave an orphan behind.
+      fs.rmSync(`${packDir}/${name}.pack`, { force: true });
+      throw error;
+    }
+  } finally {
+    fs.rmSync(`${temp}.pack.tmp`, { force: true });
+    fs.rmSync(`${temp}.idx.tmp`, { force: true });
+  }
 }
 
 async function indexWithIsomorphicGit(
