@@ -7,6 +7,7 @@ import { join } from 'node:path';
 interface ProfileNode {
   id: number;
   callFrame: { functionName: string; url: string; lineNumber: number };
+  children?: number[];
 }
 interface CpuProfile {
   nodes: ProfileNode[];
@@ -14,15 +15,20 @@ interface CpuProfile {
   timeDeltas: number[];
 }
 
-/** The package a script belongs to: a workspace package, a dependency, or node itself. */
-export function ownerOf(url: string): string {
+/** V8's pseudo-frames: time not spent in any function. */
+const PSEUDO = new Set(['(idle)', '(program)', '(garbage collector)', '(root)']);
+
+/** The package a frame belongs to: a workspace package, a dependency, node, or native code. */
+export function ownerOf(url: string, functionName = ''): string {
+  if (url === '')
+    return PSEUDO.has(functionName) ? functionName : 'native (fs, zlib, crypto bindings)';
   const dependency = /node_modules\/(?:\.pnpm\/[^/]+\/node_modules\/)?((?:@[^/]+\/)?[^/]+)/.exec(
     url,
   );
   if (dependency) return dependency[1]!;
   const workspace = /\/(packages|apps)\/([^/]+)\//.exec(url);
   if (workspace) return `@slivingdoc/${workspace[2]}`;
-  if (url.startsWith('node:') || url === '') return url === '' ? '(native / gc / idle)' : 'node';
+  if (url.startsWith('node:')) return 'node';
   return url.replace(/^file:\/\//, '');
 }
 
@@ -40,6 +46,28 @@ export function selfTimes(
     totals.set(key, (totals.get(key) ?? 0) + (profile.timeDeltas[i] ?? 0) / 1000);
   });
   return totals;
+}
+
+/**
+ * Attributes each sample to the nearest slivingdoc frame on its stack (native and library
+ * time lands on the product function that asked for it), so `readdir` under a pack scan and
+ * `readdir` under the notebook scan are told apart.
+ */
+export function nearestProductFrame(profile: CpuProfile): Map<number, ProfileNode | undefined> {
+  const parent = new Map<number, number>();
+  for (const node of profile.nodes)
+    for (const child of node.children ?? []) parent.set(child, node.id);
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const nearest = new Map<number, ProfileNode | undefined>();
+  for (const node of profile.nodes) {
+    let current: ProfileNode | undefined = node;
+    while (current && !ownerOf(current.callFrame.url).startsWith('@slivingdoc/')) {
+      const up = parent.get(current.id);
+      current = up === undefined ? undefined : byId.get(up);
+    }
+    nearest.set(node.id, current);
+  }
+  return nearest;
 }
 
 async function profileFiles(paths: string[]): Promise<string[]> {
@@ -71,6 +99,7 @@ async function main(argv: string[]): Promise<void> {
   const paths = argv.filter((a, i) => a !== '--top' && i !== topIndex + 1);
   const byFunction = new Map<string, number>();
   const byOwner = new Map<string, number>();
+  const byProductFrame = new Map<string, number>();
   for (const file of await profileFiles(paths)) {
     const profile = JSON.parse(await readFile(file, 'utf8')) as CpuProfile;
     const add = (into: Map<string, number>, from: Map<string, number>) => {
@@ -78,19 +107,29 @@ async function main(argv: string[]): Promise<void> {
     };
     add(
       byOwner,
-      selfTimes(profile, (node) => ownerOf(node.callFrame.url)),
+      selfTimes(profile, ({ callFrame: f }) => ownerOf(f.url, f.functionName)),
+    );
+    const nearest = nearestProductFrame(profile);
+    add(
+      byProductFrame,
+      selfTimes(profile, (node) => {
+        const frame = nearest.get(node.id)?.callFrame;
+        if (!frame) return ownerOf(node.callFrame.url, node.callFrame.functionName);
+        return `${frame.functionName || '(anonymous)'}  ${ownerOf(frame.url)}:${frame.lineNumber + 1}`;
+      }),
     );
     add(
       byFunction,
       selfTimes(
         profile,
         ({ callFrame: f }) =>
-          `${f.functionName || '(anonymous)'}  ${ownerOf(f.url)}:${f.lineNumber + 1}`,
+          `${f.functionName || '(anonymous)'}  ${ownerOf(f.url, f.functionName)}:${f.lineNumber + 1}`,
       ),
     );
   }
   process.stdout.write(
-    `self time by package\n${top(byOwner, n)}\n\nself time by function\n${top(byFunction, n)}\n`,
+    `self time by package\n${top(byOwner, n)}\n\nself time by function\n${top(byFunction, n)}\n\n` +
+      `time by nearest slivingdoc function (callees folded in)\n${top(byProductFrame, n)}\n`,
   );
 }
 

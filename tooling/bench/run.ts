@@ -250,25 +250,26 @@ async function main(): Promise<void> {
 
   // Embedded store, then the git baseline, then the S3 server: if a run is cut short, what is
   // missing is the S3 half, never the side-by-side comparison.
+  // BENCH_PARTS=embedded,git,s3 (default all) runs a subset, e.g. to repeat one part.
+  const parts = new Set((process.env.BENCH_PARTS ?? 'embedded,git,s3').split(','));
   try {
-    await runStore(
-      acc,
-      config,
-      embeddedTarget(join(workRoot, 'store')),
-      workRoot,
-      runId,
-      cli,
-      checkpoint,
-    );
-    await runLoad(acc, config, 'git', 'local-disk', async () =>
-      createGitPool({
-        root: await mkdtemp(join(workRoot, 'git-')),
-        count: poolSize(config),
-        retries: config.retries,
-      }),
-    );
-    await checkpoint();
-    if (s3) await runStore(acc, config, s3Target(s3), workRoot, runId, cli, checkpoint);
+    if (parts.has('embedded')) {
+      const embedded = embeddedTarget(join(workRoot, 'store'));
+      await runStore(acc, config, embedded, workRoot, runId, cli, checkpoint);
+    }
+    if (parts.has('git')) {
+      await runLoad(acc, config, 'git', 'local-disk', async () =>
+        createGitPool({
+          root: await mkdtemp(join(workRoot, 'git-')),
+          count: poolSize(config),
+          retries: config.retries,
+        }),
+      );
+      await checkpoint();
+    }
+    if (s3 && parts.has('s3')) {
+      await runStore(acc, config, s3Target(s3), workRoot, runId, cli, checkpoint);
+    }
   } finally {
     if (!process.env.BENCH_KEEP) await rm(workRoot, { recursive: true, force: true });
   }

@@ -2,7 +2,7 @@
 // process or MCP protocol in between, so the table separates protocol cost from engine cost.
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { createNotebookService, type NotebookService } from '@slivingdoc/engine';
+import { createNotebookService, type EngineLogger, type NotebookService } from '@slivingdoc/engine';
 import { isDomainError } from '@slivingdoc/envelope';
 import type { ObjectStore } from '@slivingdoc/store';
 import { type CasCounter, countingStore } from '../stores';
@@ -40,6 +40,23 @@ class EngineWriter implements Writer {
   }
 }
 
+/**
+ * The engine's warn and error records on stderr (the cause behind an ENGINE_FAILED or
+ * RECOVERY_FAILURE is only in the log record), one line each, when BENCH_ENGINE_LOG is set.
+ */
+const stderrLogger: EngineLogger = {
+  debug: () => {},
+  info: () => {},
+  warn: (obj, msg) => process.stderr.write(`engine warn: ${msg} ${describe(obj)}\n`),
+  error: (obj, msg) => process.stderr.write(`engine error: ${msg} ${describe(obj)}\n`),
+};
+
+function describe(obj: object): string {
+  const err = (obj as { err?: unknown }).err;
+  const cause = err instanceof Error ? `${err.name}: ${err.message}` : JSON.stringify(err ?? '');
+  return `${cause} ${JSON.stringify({ ...obj, err: undefined }).slice(0, 300)}`;
+}
+
 export interface EnginePoolOptions {
   /** The shared store (the pool counts its CAS attempts on `current`). */
   store: ObjectStore;
@@ -64,6 +81,7 @@ export async function createEnginePool(opts: EnginePoolOptions): Promise<WriterP
       workspaceRoot: notebookDir,
       notebookDir,
       commitRetries: opts.retries,
+      ...(process.env.BENCH_ENGINE_LOG ? { logger: stderrLogger } : {}),
     });
     const writer = new EngineWriter(service.notebookDir, service);
     if (opts.pullFirst) {
