@@ -18,11 +18,33 @@ function comparableLines(content: Uint8Array): string[] {
   });
 }
 
+/** Work (cells of the Myers search) a diffstat may spend on one file before it approximates. */
+const MAX_DIFF_COST = 50_000_000;
+
+/**
+ * Lines of `a` not matched in `b` plus lines of `b` not matched in `a`, as multisets: the edit
+ * distance when no kept line moved, and a deterministic lower bound otherwise.
+ */
+function multisetDistance(a: string[], b: string[]): number {
+  const counts = new Map<string, number>();
+  for (const line of a) counts.set(line, (counts.get(line) ?? 0) + 1);
+  let unmatched = 0;
+  for (const line of b) {
+    const left = counts.get(line) ?? 0;
+    if (left > 0) counts.set(line, left - 1);
+    else unmatched++;
+  }
+  for (const left of counts.values()) unmatched += left;
+  return unmatched;
+}
+
 /**
  * Length of the shortest edit script between `a` and `b` (Myers' O((N+M)D) greedy algorithm).
  * Hand-written because only the distance is needed: a minimal script's insertions and deletions
  * follow from it (ins − del = |b| − |a|), so every minimal diff gives the same counts, and
- * tracking the path (as diff libraries do) would cost memory for nothing.
+ * tracking the path (as diff libraries do) would cost memory for nothing. Like git's xdiff, it
+ * stops being exact past a cost bound (a near-total rewrite of a huge file would otherwise take
+ * minutes): beyond {@link MAX_DIFF_COST} it counts the unmatched lines instead (docs/merge.md).
  */
 function editDistance(a: string[], b: string[]): number {
   let start = 0;
@@ -37,8 +59,10 @@ function editDistance(a: string[], b: string[]): number {
   const m = endB - start;
   if (n === 0 || m === 0) return n + m;
   const max = n + m;
+  const maxD = Math.max(256, Math.floor(MAX_DIFF_COST / max));
   const v = new Int32Array(2 * max + 2);
   for (let d = 0; d <= max; d++) {
+    if (d > maxD) return multisetDistance(a.slice(start, endA), b.slice(start, endB));
     for (let k = -d; k <= d; k += 2) {
       const down = k === -d || (k !== d && (v[max + k - 1] as number) < (v[max + k + 1] as number));
       let x = down ? (v[max + k + 1] as number) : (v[max + k - 1] as number) + 1;

@@ -110,6 +110,21 @@ describe('findMarkerBlocks', () => {
 
 describe('lineDiffStat', () => {
   const stat = (a: string, b: string) => lineDiffStat(utf8(a), utf8(b));
+  const lines = (count: number, tag: string) =>
+    Array.from({ length: count }, (_, i) => `${tag} ${i}\n`).join('');
+
+  it('counts a near-total rewrite of a huge file (past the exact-search bound) line by line', () => {
+    // 100,000 lines rewritten, 1,000 kept in place: exact Myers would need ~10^10 steps.
+    const kept = lines(1_000, 'kept');
+    expect(stat(kept + lines(100_000, 'old'), kept + lines(100_000, 'new'))).toEqual({
+      insertions: 100_000,
+      deletions: 100_000,
+    });
+    expect(stat(lines(60_000, 'a'), lines(50_000, 'b') + lines(60_000, 'a'))).toEqual({
+      insertions: 50_000,
+      deletions: 0,
+    });
+  });
 
   it('counts a minimal line diff', () => {
     expect(stat('', '')).toEqual({ insertions: 0, deletions: 0 });
