@@ -4,7 +4,8 @@
  * commit that lost a race (another writer published in between). Prints wall times and, per
  * phase, the functions with the most inclusive CPU time (our code only), so what dominates a
  * phase can be read without a profiler UI.
- *   BENCH_FILES=2000 pnpm bench:profile          (BENCH_PROFILE_DIR=dir keeps .cpuprofile files)
+ *   BENCH_FILES=2000 node --import tsx --conditions=@slivingdoc/source bench/profile.bench.ts
+ *   (BENCH_PROFILE_DIR=dir keeps the .cpuprofile files, BENCH_TOP=n rows per phase)
  */
 import { mkdir, mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
 import { Session } from 'node:inspector/promises';
@@ -70,7 +71,7 @@ function inclusive(profile: Profile): { total: number; rows: [string, number][] 
     const seen = new Set<string>();
     for (let at: number | undefined = id; at !== undefined; at = parent.get(at)) {
       const f = byId.get(at)?.callFrame;
-      if (!f || !f.url.includes('/packages/')) continue;
+      if (!f?.url.includes('/packages/')) continue;
       const key = `${f.functionName || '(anon)'} ${short(f.url)}:${f.lineNumber + 1}`;
       if (seen.has(key)) continue;
       seen.add(key);
