@@ -27,8 +27,21 @@ export type FailpointName = (typeof FAILPOINT)[keyof typeof FAILPOINT];
 
 const NAMES = new Set<string>(Object.values(FAILPOINT));
 
-/** `throw` fails the operation there; `kill` sends SIGKILL to this process; a function runs there (a barrier). */
-export type FailpointAction = 'throw' | 'kill' | ((name: FailpointName) => Promise<void> | void);
+/**
+ * `throw` fails the operation there; `kill` sends SIGKILL to this process; `pause` holds the
+ * operation there until the process receives SIGUSR2 (a barrier a test drives from outside a
+ * real process, e.g. to keep a lock held or a CAS unsent); a function runs there (a barrier).
+ */
+export type FailpointAction =
+  | 'throw'
+  | 'kill'
+  | 'pause'
+  | ((name: FailpointName) => Promise<void> | void);
+
+/** The signal that releases every operation held at a `pause` failpoint. */
+export const FAILPOINT_RESUME_SIGNAL = 'SIGUSR2';
+
+const ENV_ACTIONS = new Set<string>(['throw', 'kill', 'pause']);
 
 /** The error an armed `throw` failpoint raises: an unexpected failure, like a bug would be. */
 export class FailpointError extends Error {
@@ -78,10 +91,13 @@ async function fire(name: FailpointName, action: FailpointAction): Promise<void>
     // SIGKILL is delivered asynchronously; never let the operation continue meanwhile.
     await new Promise<never>(() => {});
   }
+  if (action === 'pause') {
+    await new Promise<void>((resolve) => process.once(FAILPOINT_RESUME_SIGNAL, () => resolve()));
+  }
   if (typeof action === 'function') await action(name);
 }
 
-/** The environment variable a real child process reads: `name=action[,name=action…]`. */
+/** The environment variable a real child process reads: `name=action[,name=action…]` (action `throw`, `kill` or `pause`). */
 export const FAILPOINTS_ENV = 'SLIVINGDOC_FAILPOINTS';
 
 /**
@@ -93,10 +109,15 @@ export function failpointsFromEnv(value: string | undefined): Failpoints {
   const registry = new FailpointRegistry();
   for (const item of value.split(',')) {
     const [name, action] = item.split('=');
-    if (name === undefined || !NAMES.has(name) || (action !== 'throw' && action !== 'kill')) {
+    if (
+      name === undefined ||
+      !NAMES.has(name) ||
+      action === undefined ||
+      !ENV_ACTIONS.has(action)
+    ) {
       throw new Error(`${FAILPOINTS_ENV}: invalid entry ${JSON.stringify(item)}`);
     }
-    registry.set(name as FailpointName, action);
+    registry.set(name as FailpointName, action as 'throw' | 'kill' | 'pause');
   }
   return registry;
 }
