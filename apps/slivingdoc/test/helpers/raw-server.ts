@@ -38,8 +38,13 @@ export class RawServer {
   }
 
   /** Sends a request and waits for the response with its id. */
-  async request(id: number, method: string, params: object = {}): Promise<Record<string, unknown>> {
+  request(id: number, method: string, params: object = {}): Promise<Record<string, unknown>> {
     this.send({ jsonrpc: '2.0', id, method, params });
+    return this.response(id);
+  }
+
+  /** Waits for the response with `id` (for a request written as a raw line). */
+  async response(id: number): Promise<Record<string, unknown>> {
     for (;;) {
       const found = this.stdoutLines
         .map((line) => JSON.parse(line) as Record<string, unknown>)

@@ -1,0 +1,349 @@
+/**
+ * Every envelope code a caller can provoke from outside, produced through the MCP tools of the
+ * built `slivingdoc serve` (the MCP SDK client over real stdio; one raw JSON-RPC line for the
+ * duplicate key the SDK cannot send) and checked completely: code, reason, the catalogue's
+ * action and retryable verdict, files, the candid text line by line and both path-set arrays
+ * (helpers/mcp-server.ts). Servers are shared by groups of cases to keep the run short.
+ *
+ * How the harder ones are reached, all deterministically:
+ * - PATH_BUSY and REMOTE_BUSY: a server armed with `after-pack-upload=pause` holds its commit
+ *   (and the directory's lock) after uploading its pack and before its compare-and-swap; a
+ *   second server on the same directory and private root waits out the lock; a human CLI
+ *   commit wins the race; SIGUSR2 then lets the held commit lose it with --commit-retries 0.
+ * - STORAGE_FAILURE: the real S3 server behind the reliability fault proxy (500s for
+ *   STORE_ERROR; the proxy closed after startup for STORE_UNREACHABLE; a lost CAS answer with
+ *   the store failing every read afterwards for PUBLICATION_UNPROVEN); ACCESS_DENIED through an
+ *   embedded store whose temp directory refuses writes.
+ * - STORAGE_INTEGRITY: the embedded store's files edited on disk (`current` overwritten by a
+ *   newer version file, a pack's bytes changed, a pack deleted, `current` deleted).
+ * - RECOVERY_FAILURE and ENGINE_FAILED: engine failpoints (SLIVINGDOC_FAILPOINTS) and
+ *   directories that refuse writes.
+ *
+ * A directory "refuses writes" through its immutable attribute (`chattr +i`) when the tests
+ * run as root — root ignores permission bits — and through mode 0500 otherwise.
+ */
+import { execFileSync } from 'node:child_process';
+import {
+  appendFileSync,
+  chmodSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  realpathSync,
+  rmSync,
+  symlinkSync,
+  truncateSync,
+  writeFileSync,
+} from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { assertBuilt, sandboxEnv } from './helpers/bin';
+import { expectEnvelope, McpServerProcess } from './helpers/mcp-server';
+import { RawServer } from './helpers/raw-server';
+
+beforeAll(assertBuilt);
+const running: { close(): Promise<void> | void }[] = [];
+afterAll(async () => {
+  for (const server of running.splice(0)) await server.close();
+});
+
+/** A sandbox with an explicit workspace root `ws`; its store and private state stay apart. */
+function sandbox(extra: NodeJS.ProcessEnv = {}) {
+  const env = sandboxEnv(extra);
+  const ws = join(realpathSync(env.HOME!), 'ws');
+  mkdirSync(ws);
+  return { env, ws };
+}
+
+async function serve(args: string[], env: NodeJS.ProcessEnv): Promise<McpServerProcess> {
+  const server = await McpServerProcess.start(args, env);
+  running.push(server);
+  return server;
+}
+
+/** Makes `dir` refuse new entries (see the header), returning the undo. */
+export function refuseWrites(dir: string): () => void {
+  if (process.getuid?.() === 0) {
+    execFileSync('chattr', ['+i', dir]);
+    return () => execFileSync('chattr', ['-i', dir]);
+  }
+  chmodSync(dir, 0o500);
+  return () => chmodSync(dir, 0o700);
+}
+
+describe('INVALID_REQUEST, INVALID_CONTENT and CONTENT_CONFLICT through one server', () => {
+  let server: McpServerProcess;
+  let ws: string;
+  beforeAll(async () => {
+    const box = sandbox();
+    ws = box.ws;
+    server = await serve(['--workspace-root', ws], box.env);
+  });
+
+  it('INVALID_ARGUMENTS: unknown field, explicit null, wrong type, missing message', async () => {
+    for (const args of [{ extra: 1 }, { path: null }, { path: 5 }, { path: ['a'] }]) {
+      expectEnvelope(await server.call('notes_pull', args), {
+        code: 'INVALID_REQUEST',
+        reason: 'INVALID_ARGUMENTS',
+      });
+    }
+    for (const args of [{}, { message: null }, { message: 7 }, { message: 'm', path: 'x', y: 1 }]) {
+      expectEnvelope(await server.call('notes_commit', args), {
+        code: 'INVALID_REQUEST',
+        reason: 'INVALID_ARGUMENTS',
+      });
+    }
+  });
+
+  it('PATH_INVALID: relative, over 4,096 bytes, a lone surrogate', async () => {
+    for (const path of ['relative/dir', `/${'é'.repeat(2048)}`, `${ws}/\uD800`]) {
+      expectEnvelope(await server.call('notes_pull', { path }), {
+        code: 'INVALID_REQUEST',
+        reason: 'PATH_INVALID',
+      });
+    }
+  });
+
+  it('PATH_OUTSIDE_ROOT, PATH_NOT_DIRECTORY, PATH_SYMLINK', async () => {
+    for (const path of ['/', `${ws}/../elsewhere`]) {
+      expectEnvelope(await server.call('notes_pull', { path }), {
+        code: 'INVALID_REQUEST',
+        reason: 'PATH_OUTSIDE_ROOT',
+      });
+    }
+    writeFileSync(join(ws, 'a-file'), 'x');
+    expectEnvelope(await server.call('notes_pull', { path: join(ws, 'a-file') }), {
+      code: 'INVALID_REQUEST',
+      reason: 'PATH_NOT_DIRECTORY',
+    });
+    mkdirSync(join(ws, 'real'));
+    symlinkSync(join(ws, 'real'), join(ws, 'link'));
+    for (const path of [join(ws, 'link'), join(ws, 'link', 'below')]) {
+      expectEnvelope(await server.call('notes_pull', { path }), {
+        code: 'INVALID_REQUEST',
+        reason: 'PATH_SYMLINK',
+      });
+    }
+  });
+
+  it('MESSAGE_INVALID: blank in Unicode white space, U+0000, over 16,384 bytes, lone surrogate', async () => {
+    const path = join(ws, 'msg');
+    for (const message of [' \t\n', '\u3000\u0085', 'a\u0000b', 'é'.repeat(8193), 'x\uDC00']) {
+      expectEnvelope(await server.call('notes_commit', { message, path }), {
+        code: 'INVALID_REQUEST',
+        reason: 'MESSAGE_INVALID',
+      });
+    }
+  });
+
+  it('NOT_PULLED: a commit before any pull creates nothing', async () => {
+    const path = join(ws, 'never-pulled');
+    expectEnvelope(await server.call('notes_commit', { message: 'm', path }), {
+      code: 'INVALID_REQUEST',
+      reason: 'NOT_PULLED',
+    });
+    expect(readdirSync(ws)).not.toContain('never-pulled');
+  });
+
+  it('NESTED_NOTEBOOK: inside, or containing, a managed directory', async () => {
+    const managed = join(ws, 'nest', 'managed');
+    expect((await server.call('notes_pull', { path: managed })).structured.code).toBe('OK');
+    for (const path of [join(managed, 'inner'), join(ws, 'nest')]) {
+      expectEnvelope(await server.call('notes_pull', { path }), {
+        code: 'INVALID_REQUEST',
+        reason: 'NESTED_NOTEBOOK',
+      });
+    }
+  });
+
+  it('INVALID_CONTENT · UNSUPPORTED_FILES with one reason per file, sorted by path bytes', async () => {
+    const dir = join(ws, 'content');
+    expect((await server.call('notes_pull', { path: dir })).structured.code).toBe('OK');
+    writeFileSync(join(dir, 'fine.md'), 'fine\n');
+    writeFileSync(join(dir, 'latin1.md'), Buffer.from([0x63, 0x61, 0x66, 0xe9, 0x0a]));
+    writeFileSync(join(dir, 'with-nul.md'), 'a\u0000b\n');
+    symlinkSync('fine.md', join(dir, 'link.md'));
+    execFileSync('mkfifo', [join(dir, 'pipe')]);
+    writeFileSync(join(dir, 'bad:name.md'), 'x\n');
+    writeFileSync(join(dir, 'huge.md'), '');
+    truncateSync(join(dir, 'huge.md'), 64 * 1024 * 1024 + 1); // sparse: cheap to make
+    const result = await server.call('notes_pull', { path: dir });
+    expectEnvelope(result, {
+      code: 'INVALID_CONTENT',
+      reason: 'UNSUPPORTED_FILES',
+      files: [
+        { path: 'bad:name.md', reason: 'INVALID_NAME', ranges: [] },
+        { path: 'huge.md', reason: 'FILE_TOO_LARGE', ranges: [] },
+        { path: 'latin1.md', reason: 'NOT_UTF8', ranges: [] },
+        { path: 'link.md', reason: 'SYMLINK', ranges: [] },
+        { path: 'pipe', reason: 'SPECIAL_FILE', ranges: [] },
+        { path: 'with-nul.md', reason: 'CONTAINS_NUL', ranges: [] },
+      ],
+    });
+    // Nothing was lost: every file is still there.
+    expect(readdirSync(dir).sort()).toEqual(
+      ['bad:name.md', 'fine.md', 'huge.md', 'latin1.md', 'link.md', 'with-nul.md', 'pipe'].sort(),
+    );
+  });
+
+  it('CONTENT_CONFLICT · MERGE_CONFLICT with marker ranges, then UNRESOLVED_MARKERS', async () => {
+    const a = join(ws, 'copy-a');
+    const b = join(ws, 'copy-b');
+    expect((await server.call('notes_pull', { path: a })).structured.code).toBe('OK');
+    writeFileSync(join(a, 'x.md'), '1\n2\n3\n');
+    expect((await server.call('notes_commit', { message: 'x', path: a })).structured.code).toBe(
+      'OK',
+    );
+    expect((await server.call('notes_pull', { path: b })).structured.code).toBe('OK');
+    writeFileSync(join(a, 'x.md'), '1\nA\n3\n');
+    expect((await server.call('notes_commit', { message: 'A', path: a })).structured.code).toBe(
+      'OK',
+    );
+    writeFileSync(join(b, 'x.md'), '1\nB\n3\n');
+    expectEnvelope(await server.call('notes_commit', { message: 'B', path: b }), {
+      code: 'CONTENT_CONFLICT',
+      reason: 'MERGE_CONFLICT',
+      files: [{ path: 'x.md', reason: 'TEXT_CONFLICT', ranges: [{ start: 2, end: 6 }] }],
+    });
+    expect(execFileSync('cat', [join(b, 'x.md')], { encoding: 'utf8' })).toBe(
+      '1\n<<<<<<< local\nB\n=======\nA\n>>>>>>> remote\n3\n',
+    );
+    appendFileSync(join(b, 'x.md'), 'more\n');
+    expectEnvelope(await server.call('notes_commit', { message: 'B again', path: b }), {
+      code: 'CONTENT_CONFLICT',
+      reason: 'UNRESOLVED_MARKERS',
+      files: [{ path: 'x.md', reason: 'MARKER_BLOCK', ranges: [{ start: 2, end: 6 }] }],
+    });
+  });
+
+  it('INVALID_ARGUMENTS for a duplicate key on the raw stdio line', async () => {
+    const box = sandbox();
+    const raw = new RawServer(['--workspace-root', box.ws], box.env);
+    running.push({ close: () => void raw.child.kill('SIGKILL') });
+    await raw.initialize();
+    raw.child.stdin.write(
+      '{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"notes_pull","arguments":{"path":"","path":""}}}\n',
+    );
+    const line = await raw.response(7);
+    const result = line.result as {
+      isError: boolean;
+      content: { text: string }[];
+      structuredContent: Record<string, unknown>;
+    };
+    expectEnvelope(
+      {
+        isError: result.isError,
+        structured: result.structuredContent,
+        text: result.content[0]!.text,
+      },
+      { code: 'INVALID_REQUEST', reason: 'INVALID_ARGUMENTS' },
+    );
+  });
+});
+
+describe('READ_ONLY_PATH with both path sets configured', () => {
+  it('refuses the commit, resets the read-only files, keeps the rest; arrays and candid lines carry both sets', async () => {
+    const box = sandbox();
+    const server = await serve(
+      ['--workspace-root', box.ws, '--writable', 'notes', '--read-only', 'notes/frozen'],
+      box.env,
+    );
+    const sets = { writable: ['notes'], readOnly: ['notes/frozen'] };
+    expectEnvelope(await server.call('notes_pull', { bogus: true }), {
+      code: 'INVALID_REQUEST',
+      reason: 'INVALID_ARGUMENTS',
+      sets,
+    });
+    expect((await server.call('notes_pull', {})).structured.code).toBe('OK');
+    mkdirSync(join(box.ws, 'notes', 'frozen'), { recursive: true });
+    writeFileSync(join(box.ws, 'notes', 'ok.md'), 'mine\n');
+    writeFileSync(join(box.ws, 'notes', 'frozen', 'cold.md'), 'not mine\n');
+    writeFileSync(join(box.ws, 'top.md'), 'outside\n');
+    expectEnvelope(await server.call('notes_commit', { message: 'try' }), {
+      code: 'READ_ONLY_PATH',
+      reason: 'CHANGE_OUTSIDE_WRITABLE',
+      files: [
+        { path: 'notes/frozen/cold.md', reason: 'READ_ONLY_PATH', ranges: [] },
+        { path: 'top.md', reason: 'READ_ONLY_PATH', ranges: [] },
+      ],
+      sets,
+    });
+    // The added read-only files were removed (reset to the accepted state); the rest stays.
+    expect(readdirSync(box.ws).sort()).toEqual(['notes']);
+    // (the emptied `frozen` goes too: empty directories are not notebook state)
+    expect(readdirSync(join(box.ws, 'notes'))).toEqual(['ok.md']);
+  });
+});
+
+/** Every `.pack` file under `dir`, recursively. */
+function packsUnder(dir: string): string[] {
+  return (readdirSync(dir, { recursive: true }) as string[])
+    .filter((name) => name.endsWith('.pack'))
+    .map((name) => join(dir, name));
+}
+
+describe('STORAGE_INTEGRITY and ACCESS_DENIED on the embedded store, edited on disk', () => {
+  it('CHECKSUM_MISMATCH, MISSING_PACK, INVALID_MANIFEST, UNSUPPORTED_MANIFEST, REMOTE_ROLLED_BACK; ACCESS_DENIED', async () => {
+    const box = sandbox();
+    const storeDir = join(box.env.HOME!, 'store');
+    const prefixDir = join(storeDir, 'p');
+    const server = await serve(
+      ['--workspace-root', box.ws, '--store-dir', storeDir, '--prefix', 'p'],
+      box.env,
+    );
+    const at = (name: string) => join(box.ws, name);
+    expect((await server.call('notes_pull', { path: at('a') })).structured.code).toBe('OK');
+    writeFileSync(join(at('a'), 'n.md'), 'note\n');
+    expect(
+      (await server.call('notes_commit', { message: 'n', path: at('a') })).structured,
+    ).toMatchObject({ code: 'OK', generation: 1 });
+
+    // The store refuses writes: the pack upload is denied, L keeps its edit.
+    writeFileSync(join(at('a'), 'n.md'), 'note, edited\n');
+    const undo = refuseWrites(join(prefixDir, '.tmp'));
+    try {
+      expectEnvelope(await server.call('notes_commit', { message: 'denied', path: at('a') }), {
+        code: 'STORAGE_FAILURE',
+        reason: 'ACCESS_DENIED',
+      });
+    } finally {
+      undo();
+    }
+
+    const [pack] = packsUnder(prefixDir);
+    const bytes = execFileSync('cat', [pack!]);
+    writeFileSync(pack!, Buffer.concat([bytes.subarray(0, -1), Buffer.from([bytes.at(-1)! ^ 1])]));
+    expectEnvelope(await server.call('notes_pull', { path: at('b') }), {
+      code: 'STORAGE_INTEGRITY',
+      reason: 'CHECKSUM_MISMATCH',
+    });
+    rmSync(pack!);
+    expectEnvelope(await server.call('notes_pull', { path: at('c') }), {
+      code: 'STORAGE_INTEGRITY',
+      reason: 'MISSING_PACK',
+    });
+
+    // `current` is a series of version files; a newer one is what every reader sees.
+    const currentDir = join(prefixDir, 'current');
+    const newer = join(currentDir, '9'.repeat(20));
+    writeFileSync(newer, '{"version":1,"generation":');
+    expectEnvelope(await server.call('notes_pull', { path: at('a') }), {
+      code: 'STORAGE_INTEGRITY',
+      reason: 'INVALID_MANIFEST',
+    });
+    writeFileSync(newer, '{"version":2}');
+    expectEnvelope(await server.call('notes_pull', { path: at('a') }), {
+      code: 'STORAGE_INTEGRITY',
+      reason: 'UNSUPPORTED_MANIFEST',
+    });
+    rmSync(currentDir, { recursive: true });
+    expectEnvelope(await server.call('notes_pull', { path: at('a') }), {
+      code: 'STORAGE_INTEGRITY',
+      reason: 'REMOTE_ROLLED_BACK',
+    });
+    // Nothing of L was touched by any of them.
+    expect(execFileSync('cat', [join(at('a'), 'n.md')], { encoding: 'utf8' })).toBe(
+      'note, edited\n',
+    );
+  });
+});
