@@ -1,3 +1,5 @@
+import { randomUUID } from 'node:crypto';
+import type * as NodeFs from 'node:fs';
 import { deflateSync } from 'node:zlib';
 import * as git from 'isomorphic-git';
 import { createFsFromVolume, Volume } from 'memfs';
@@ -160,7 +162,7 @@ export class GitObjectDb implements ObjectDb {
     if (this.#objects.get(oid)) return oid;
     // SPEC §6 names this call: the content format stores our bytes unchanged.
     const written = await git.writeObject({
-      fs: this.fs,
+      fs: this.#synchronousFs(),
       gitdir: this.gitdir,
       type: 'commit',
       object: content,
@@ -185,21 +187,61 @@ export class GitObjectDb implements ObjectDb {
     this.#objects.set(oid, object);
   }
 
+  #synchronous: GitFs | undefined;
+
+  /**
+   * The database's file system with promise-returning methods that run the synchronous calls,
+   * for isomorphic-git's `writeObject` of a commit: its handful of stats, mkdirs and one small
+   * write then take microseconds instead of each waiting for a thread-pool slot behind
+   * concurrent fsyncs, inside the commit's read-current → CAS window. `promises` is an
+   * enumerable own property, which is how isomorphic-git picks the promise API.
+   */
+  #synchronousFs(): GitFs {
+    if (this.#synchronous) return this.#synchronous;
+    const fs = this.fs as unknown as Record<string, (...args: unknown[]) => unknown>;
+    const promises: Record<string, (...args: unknown[]) => Promise<unknown>> = {};
+    for (const name of SYNC_BACKED_CALLS) {
+      const call = fs[`${name}Sync`] as (...args: unknown[]) => unknown;
+      promises[name] = async (...args: unknown[]) => call(...args);
+    }
+    this.#synchronous = { promises } as unknown as GitFs;
+    return this.#synchronous;
+  }
+
   /** Stores one object unless already known; returns its oid. */
   async putObject(type: ObjectType, content: Uint8Array): Promise<Oid> {
-    const wrapped = Buffer.concat([Buffer.from(`${type} ${content.byteLength}\0`), content]);
     const oid = hashObject(type, content);
     if (this.#objects.get(oid)) return oid;
-    await git.writeObject({
-      fs: this.fs,
-      gitdir: this.gitdir,
-      type,
-      object: deflateSync(wrapped),
-      format: 'deflated',
-      oid,
-    });
+    this.#writeLoose(oid, type, content);
     this.#objects.set(oid, { type, content });
     return oid;
+  }
+
+  /**
+   * Writes one loose object in git's layout (`objects/xx/rest`, zlib of `type size\0content`),
+   * by hand rather than with isomorphic-git's `writeObject`: that call builds a new file-system
+   * wrapper per call (whose promise probe throws twice) and makes several asynchronous calls,
+   * each queued behind concurrent fsyncs in Node's 4-thread pool, inside a commit's
+   * read-current → CAS window. A few synchronous page-cache writes take microseconds. Written
+   * to a temp name and renamed, so a reader never sees a torn object (isomorphic-git writes in
+   * place); like isomorphic-git, no fsync: P's objects are re-fetched or repaired when a crash
+   * tears them (closure check), and the store holds every published object durably.
+   */
+  #writeLoose(oid: Oid, type: ObjectType, content: Uint8Array): void {
+    const fs = this.fs as unknown as typeof NodeFs;
+    const dir = `${this.gitdir}/objects/${oid.slice(0, 2)}`;
+    const path = `${dir}/${oid.slice(2)}`;
+    if (fs.existsSync(path)) return;
+    const header = Buffer.from(`${type} ${content.byteLength}\0`);
+    const deflated = deflateSync(Buffer.concat([header, content]));
+    fs.mkdirSync(dir, { recursive: true });
+    const temp = `${dir}/tmp-${randomUUID()}`;
+    try {
+      fs.writeFileSync(temp, deflated);
+      fs.renameSync(temp, path);
+    } finally {
+      fs.rmSync(temp, { force: true });
+    }
   }
 
   /** Reads one object with its type; undefined when absent. Corrupt objects throw. */
@@ -235,6 +277,21 @@ export class GitObjectDb implements ObjectDb {
 }
 
 type DirNode = Map<string, Oid | DirNode>;
+
+/** The calls isomorphic-git's file-system wrapper binds (its `commands`, plus `rm`). */
+const SYNC_BACKED_CALLS = [
+  'readFile',
+  'writeFile',
+  'mkdir',
+  'rmdir',
+  'unlink',
+  'stat',
+  'lstat',
+  'readdir',
+  'readlink',
+  'symlink',
+  'rm',
+] as const;
 
 function pathConflict(path: string): TreeError {
   return new TreeError(
