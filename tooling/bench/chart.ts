@@ -183,7 +183,7 @@ export function panelsFor(report: BenchReport): Panel[] {
       unit: 'accepted commits',
       scale: 'linear',
       rows: bursts.map((r) => ({
-        label: `${label(r.system, r.store)} (${r.metrics.remoteBusy} busy)`,
+        label: `${label(r.system, r.store)} (${r.metrics.remoteBusy} busy, ${r.metrics.failed} failed)`,
         value: r.metrics.accepted,
         color: colorFor(r.system, r.store),
       })),

@@ -52,6 +52,7 @@ async function runLoad(
   system: System,
   store: StoreKind,
   makePool: () => Promise<WriterPool>,
+  checkpoint: () => Promise<void>,
 ): Promise<void> {
   let pool: WriterPool | undefined;
   await attempt(acc, { scenario: 'load (start writers)', system, store }, async () => {
@@ -63,9 +64,11 @@ async function runLoad(
   await attempt(acc, where('distributed'), async () => {
     acc.load.push(await runDistributed(run, config.distributed));
   });
+  await checkpoint();
   await attempt(acc, where('burst'), async () => {
     acc.load.push(await runBurst(run, config.burst));
   });
+  await checkpoint();
   for (const writers of config.saturation.writers) {
     await attempt(acc, where(`saturation ${writers}`), async () => {
       const subset: WriterPool = { ...run.pool, writers: run.pool.writers.slice(0, writers) };
@@ -140,23 +143,33 @@ async function runStore(
   }
 
   const size = poolSize(config);
-  await runLoad(acc, config, 'slivingdoc-mcp', store, async () =>
-    mcpFactory('load-mcp')({
-      root: await mkdtemp(join(root, 'load-mcp-')),
-      count: size,
-      pullFirst: true,
-    }),
+  await runLoad(
+    acc,
+    config,
+    'slivingdoc-mcp',
+    store,
+    async () =>
+      mcpFactory('load-mcp')({
+        root: await mkdtemp(join(root, 'load-mcp-')),
+        count: size,
+        pullFirst: true,
+      }),
+    checkpoint,
   );
-  await checkpoint();
-  await runLoad(acc, config, 'slivingdoc-engine', store, async () =>
-    engineFactory('load-engine')({
-      root: await mkdtemp(join(root, 'load-engine-')),
-      count: size,
-      pullFirst: true,
-    }),
+  await runLoad(
+    acc,
+    config,
+    'slivingdoc-engine',
+    store,
+    async () =>
+      engineFactory('load-engine')({
+        root: await mkdtemp(join(root, 'load-engine-')),
+        count: size,
+        pullFirst: true,
+      }),
+    checkpoint,
   );
 
-  await checkpoint();
   const sizes = config.notebook.sizes;
   for (const files of sizes) {
     const name = `notebook-${files}`;
@@ -258,14 +271,19 @@ async function main(): Promise<void> {
       await runStore(acc, config, embedded, workRoot, runId, cli, checkpoint);
     }
     if (parts.has('git')) {
-      await runLoad(acc, config, 'git', 'local-disk', async () =>
-        createGitPool({
-          root: await mkdtemp(join(workRoot, 'git-')),
-          count: poolSize(config),
-          retries: config.retries,
-        }),
+      await runLoad(
+        acc,
+        config,
+        'git',
+        'local-disk',
+        async () =>
+          createGitPool({
+            root: await mkdtemp(join(workRoot, 'git-')),
+            count: poolSize(config),
+            retries: config.retries,
+          }),
+        checkpoint,
       );
-      await checkpoint();
     }
     if (s3 && parts.has('s3')) {
       await runStore(acc, config, s3Target(s3), workRoot, runId, cli, checkpoint);
