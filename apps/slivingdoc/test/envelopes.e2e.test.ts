@@ -21,6 +21,17 @@
  *
  * A directory "refuses writes" through its immutable attribute (`chattr +i`) when the tests
  * run as root — root ignores permission bits — and through mode 0500 otherwise.
+ *
+ * Not produced here, and why:
+ * - RECOVERY_FAILURE · RESYNC_PENDING: reachable (a failed repair, then the store gone for the
+ *   next call's entry repair), not yet written.
+ * - STORAGE_INTEGRITY · MISSING_OBJECT / INVALID_REMOTE_CONTENT: need a hand-built pack and
+ *   manifest with matching checksums planted in the store; not yet written.
+ * - ENGINE_FAILED · LOCAL_WRITE_FAILED: a refused write to L after the rewrite began is
+ *   RECOVERY_FAILURE by design (SPEC §10); a refused `mkdir` of a new notebook directory is
+ *   reported today as INTERNAL_ERROR with detail `permission denied` (reported, not asserted).
+ *   The other ENGINE_FAILED details (disk full, read-only file system, …) need a full or
+ *   read-only mount, which a test cannot make without privileges it should not need.
  */
 import { execFileSync } from 'node:child_process';
 import {
@@ -36,8 +47,11 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { assertBuilt, sandboxEnv } from './helpers/bin';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { startFaultProxy } from '../../../tooling/reliability/fault-proxy';
+import { providedS3 } from '../../../tooling/reliability/s3-env';
+import { assertBuilt, runBin, sandboxEnv } from './helpers/bin';
 import { expectEnvelope, McpServerProcess } from './helpers/mcp-server';
 import { RawServer } from './helpers/raw-server';
 
@@ -345,5 +359,146 @@ describe('STORAGE_INTEGRITY and ACCESS_DENIED on the embedded store, edited on d
     expect(execFileSync('cat', [join(at('a'), 'n.md')], { encoding: 'utf8' })).toBe(
       'note, edited\n',
     );
+  });
+});
+
+/** A human's commit of `file` through the CLI, in a directory of its own on `env`'s store. */
+function humanCommit(env: NodeJS.ProcessEnv, file: string): void {
+  const dir = join(realpathSync(mkdtempSync(join(env.HOME!, 'human-'))), 'nb');
+  expect(runBin(['pull', dir], env).status).toBe(0);
+  writeFileSync(join(dir, file), 'from a human\n');
+  expect(runBin(['commit', dir, '-m', 'human'], env).status).toBe(0);
+}
+
+/** Polls until `found()` holds (a condition, not a timing assertion). */
+async function until(found: () => boolean): Promise<void> {
+  while (!found()) await sleep(25);
+}
+
+describe('PATH_BUSY and REMOTE_BUSY: a commit held between its pack upload and its CAS', () => {
+  it('a second server waits out the lock; a human commit wins the race; the held commit loses with --commit-retries 0', async () => {
+    const { env, ws } = sandbox();
+    const storeDir = join(env.HOME!, 'store');
+    const args = ['--workspace-root', ws, '--private-root', join(env.HOME!, 'private')];
+    args.push('--store-dir', storeDir, '--commit-retries', '0');
+    const held = await serve(args, { ...env, SLIVINGDOC_FAILPOINTS: 'after-pack-upload=pause' });
+    const other = await serve(args, env);
+    const dir = join(ws, 'shared');
+    expect((await held.call('notes_pull', { path: dir })).structured.code).toBe('OK');
+    writeFileSync(join(dir, 'mine.md'), 'mine\n');
+    const commit = held.call('notes_commit', { message: 'held', path: dir });
+    await until(() => packsUnder(storeDir).length === 1);
+
+    expectEnvelope(await other.call('notes_pull', { path: dir }), {
+      code: 'PATH_BUSY',
+      reason: 'LOCK_TIMEOUT',
+    });
+    humanCommit({ ...env, SLIVINGDOC_STORE_DIR: storeDir }, 'theirs.md');
+    process.kill(held.pid, 'SIGUSR2'); // the engine's FAILPOINT_RESUME_SIGNAL
+    expectEnvelope(await commit, { code: 'REMOTE_BUSY', reason: 'RETRIES_EXHAUSTED' });
+    expect(readdirSync(dir)).toEqual(['mine.md']); // L untouched
+  });
+});
+
+describe('RECOVERY_FAILURE and ENGINE_FAILED', () => {
+  it('RECOVERY_FAILURE · UNEXPECTED_FAILURE when rewriting L fails midway; the caller’s file is kept', async () => {
+    const { env, ws } = sandbox();
+    humanCommit(env, 'remote.md');
+    const server = await serve(['--workspace-root', ws], {
+      ...env,
+      SLIVINGDOC_FAILPOINTS: 'mid-materialize=throw',
+    });
+    writeFileSync(join(ws, 'local.md'), 'kept\n');
+    // The failpoint fires in the repair too, so the repair cannot finish: the flag stays, and
+    // the next call's entry repair fails the same way.
+    for (let call = 0; call < 2; call++) {
+      expectEnvelope(await server.call('notes_pull', {}), {
+        code: 'RECOVERY_FAILURE',
+        reason: 'UNEXPECTED_FAILURE',
+        recovery: { stage: 'materialize', remoteAccepted: 'no', resynchronized: false },
+      });
+    }
+    expect(execFileSync('cat', [join(ws, 'local.md')], { encoding: 'utf8' })).toBe('kept\n');
+  });
+
+  it('ENGINE_FAILED when private state refuses writes, or on an unclassified failure', async () => {
+    const { env, ws } = sandbox();
+    const privateRoot = join(env.HOME!, 'private');
+    mkdirSync(privateRoot, { mode: 0o700 });
+    const server = await serve(['--workspace-root', ws, '--private-root', privateRoot], env);
+    const undo = refuseWrites(privateRoot);
+    try {
+      expectEnvelope(await server.call('notes_pull', { path: join(ws, 'p') }), {
+        code: 'ENGINE_FAILED',
+        reason: 'PRIVATE_STATE_UNAVAILABLE',
+        detail: 'permission denied',
+      });
+    } finally {
+      undo();
+    }
+    const failing = await serve(['--workspace-root', ws, '--private-root', privateRoot], {
+      ...env,
+      SLIVINGDOC_FAILPOINTS: 'after-scan=throw',
+    });
+    // An unclassified failure before L changes carries no detail (its cause is in the log).
+    expectEnvelope(await failing.call('notes_pull', { path: join(ws, 'i') }), {
+      code: 'ENGINE_FAILED',
+      reason: 'INTERNAL_ERROR',
+    });
+  });
+});
+
+describe('STORAGE_FAILURE on the real S3 server behind a fault proxy', () => {
+  it('STORE_ERROR on 500s, PUBLICATION_UNPROVEN when the CAS answer is lost, STORE_UNREACHABLE once the endpoint is gone', async () => {
+    const s3 = providedS3(inject('s3'));
+    const proxy = await startFaultProxy({ target: s3.endpoint });
+    running.push(proxy);
+    const { env, ws } = sandbox({
+      SLIVINGDOC_BUCKET: s3.bucket,
+      SLIVINGDOC_PREFIX: `envelopes-${process.pid}-${Date.now()}`,
+      AWS_ENDPOINT_URL_S3: proxy.url,
+      AWS_REGION: 'us-east-1',
+      AWS_ACCESS_KEY_ID: s3.accessKeyId,
+      AWS_SECRET_ACCESS_KEY: s3.secretAccessKey,
+      AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+    });
+    const server = await serve(['--workspace-root', ws], env);
+    expect((await server.call('notes_pull', {})).structured.code).toBe('OK');
+
+    proxy.setRules([
+      {
+        method: 'GET',
+        key: /current$/,
+        fault: { kind: 'error', status: 500, code: 'InternalError' },
+      },
+    ]);
+    expectEnvelope(await server.call('notes_pull', {}), {
+      code: 'STORAGE_FAILURE',
+      reason: 'STORE_ERROR',
+    });
+
+    writeFileSync(join(ws, 'n.md'), 'n\n');
+    proxy.setRules([
+      { method: 'PUT', key: /current$/, fault: { kind: 'drop-response' } },
+      {
+        method: 'GET',
+        key: /current$/,
+        on: Array.from({ length: 50 }, (_, i) => i + 2),
+        fault: { kind: 'error', status: 500, code: 'InternalError' },
+      },
+    ]);
+    expectEnvelope(await server.call('notes_commit', { message: 'lost answer' }), {
+      code: 'STORAGE_FAILURE',
+      reason: 'PUBLICATION_UNPROVEN',
+    });
+    expect(readdirSync(ws)).toEqual(['n.md']); // L untouched
+    await proxy.idle();
+
+    proxy.setRules([]);
+    await proxy.close();
+    expectEnvelope(await server.call('notes_pull', {}), {
+      code: 'STORAGE_FAILURE',
+      reason: 'STORE_UNREACHABLE',
+    });
   });
 });

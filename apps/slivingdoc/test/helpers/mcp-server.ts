@@ -1,3 +1,4 @@
+import { StringDecoder } from 'node:string_decoder';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { CATALOGUE } from '@slivingdoc/envelope';
@@ -43,8 +44,9 @@ export class McpServerProcess {
       new Client({ name: 'envelope-e2e', version: '0' }),
       transport,
     );
-    transport.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
-      const parts = (server.#stderrRest + chunk).split('\n');
+    const decoder = new StringDecoder('utf8');
+    transport.stderr?.on('data', (chunk: Buffer) => {
+      const parts = (server.#stderrRest + decoder.write(chunk)).split('\n');
       server.#stderrRest = parts.pop() ?? '';
       server.stderrLines.push(...parts);
     });
