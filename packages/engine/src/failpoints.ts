@@ -92,7 +92,10 @@ async function fire(name: FailpointName, action: FailpointAction): Promise<void>
     await new Promise<never>(() => {});
   }
   if (action === 'pause') {
+    // A signal listener keeps no process alive; a held operation must, as its I/O would.
+    const keepAlive = setInterval(() => undefined, 1 << 30);
     await new Promise<void>((resolve) => process.once(FAILPOINT_RESUME_SIGNAL, () => resolve()));
+    clearInterval(keepAlive);
   }
   if (typeof action === 'function') await action(name);
 }
