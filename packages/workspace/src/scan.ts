@@ -132,7 +132,7 @@ class Scan {
   }
 
   private pathReason(path: string): ScanReason | undefined {
-    const reason = checkNotebookPath(path);
+    const reason = factsOf(path).reason;
     if (reason) return reason;
     if (this.rootBytes + 1 + Buffer.byteLength(path, 'utf8') > MAX_ABSOLUTE_PATH_BYTES) {
       return 'PATH_TOO_DEEP';
@@ -169,7 +169,9 @@ class Scan {
   }
 
   private remember(path: string): void {
-    const key = foldKey(path);
+    const facts = factsOf(path);
+    facts.key ??= foldKey(path);
+    const key = facts.key;
     const paths = this.namesByKey.get(key);
     if (paths) paths.push(path);
     else this.namesByKey.set(key, [path]);
@@ -196,6 +198,31 @@ class Scan {
     const files = new Map(sortByUtf8(this.files, ([path]) => path));
     return { files, problems };
   }
+}
+
+/** What the path rules say about one notebook path; both depend on the path string only. */
+interface PathFacts {
+  reason: ScanReason | undefined;
+  /** Computed on first use (only valid paths are folded). */
+  key?: string;
+}
+
+/** Above this many remembered paths the memo starts over (a bound on its memory). */
+const PATH_MEMO_LIMIT = 100_000;
+const pathMemo = new Map<string, PathFacts>();
+
+/**
+ * The path check and the case-folding key of `path`, memoised across scans: every scan of an
+ * N-file notebook asks both for every path, and full Unicode folding plus the segment rules
+ * cost more than the file's `lstat` itself. Pure functions of the string, so a memo is exact.
+ */
+function factsOf(path: string): PathFacts {
+  const known = pathMemo.get(path);
+  if (known) return known;
+  if (pathMemo.size >= PATH_MEMO_LIMIT) pathMemo.clear();
+  const facts: PathFacts = { reason: checkNotebookPath(path) };
+  pathMemo.set(path, facts);
+  return facts;
 }
 
 type ReadOutcome =
