@@ -48,6 +48,7 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { FAILPOINT_RESUME_SIGNAL } from '@slivingdoc/engine';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startFaultProxy } from '../../../tooling/reliability/fault-proxy';
 import { providedS3 } from '../../../tooling/reliability/s3-env';
@@ -394,7 +395,7 @@ describe('PATH_BUSY and REMOTE_BUSY: a commit held between its pack upload and i
       reason: 'LOCK_TIMEOUT',
     });
     humanCommit({ ...env, SLIVINGDOC_STORE_DIR: storeDir }, 'theirs.md');
-    process.kill(held.pid, 'SIGUSR2'); // the engine's FAILPOINT_RESUME_SIGNAL
+    process.kill(held.pid, FAILPOINT_RESUME_SIGNAL);
     expectEnvelope(await commit, { code: 'REMOTE_BUSY', reason: 'RETRIES_EXHAUSTED' });
     expect(readdirSync(dir)).toEqual(['mine.md']); // L untouched
   });

@@ -8,6 +8,7 @@
 import { existsSync, mkdirSync, readdirSync, realpathSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { FAILPOINT_RESUME_SIGNAL } from '@slivingdoc/engine';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { assertBuilt, runBin, sandboxEnv } from './helpers/bin';
 import { RawServer } from './helpers/raw-server';
@@ -68,7 +69,7 @@ describe('shutdown with a tool call in flight', () => {
         method: 'tools/call',
         params: { name: 'notes_pull', arguments: {} },
       });
-      server.child.kill('SIGUSR2'); // let the held commit run on into its cancellation
+      server.child.kill(FAILPOINT_RESUME_SIGNAL); // let the held commit run on into its cancellation
       expect(await server.exited).toEqual({ code: 0, signal: null });
 
       const ids = server.stdoutLines.map((line) => (JSON.parse(line) as { id?: number }).id);

@@ -7,6 +7,7 @@ export { backoffCeiling, SYSTEM_CLOCK } from './backoff';
 export type { EngineConfig, EngineLogger } from './config';
 export {
   FAILPOINT,
+  FAILPOINT_RESUME_SIGNAL,
   FAILPOINTS_ENV,
   type FailpointAction,
   FailpointError,
