@@ -234,13 +234,21 @@ export class GitObjectDb implements ObjectDb {
     if (fs.existsSync(path)) return;
     const header = Buffer.from(`${type} ${content.byteLength}\0`);
     const deflated = deflateSync(Buffer.concat([header, content]));
-    fs.mkdirSync(dir, { recursive: true });
     const temp = `${dir}/tmp-${randomUUID()}`;
     try {
-      fs.writeFileSync(temp, deflated);
+      try {
+        fs.writeFileSync(temp, deflated);
+      } catch (error) {
+        // The fan-out directory is created on first use only: under concurrent fsyncs even a
+        // mkdir of an existing directory can wait for the journal and block the event loop.
+        if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+        fs.mkdirSync(dir, { recursive: true });
+        fs.writeFileSync(temp, deflated);
+      }
       fs.renameSync(temp, path);
-    } finally {
+    } catch (error) {
       fs.rmSync(temp, { force: true });
+      throw error;
     }
   }
 
