@@ -23,7 +23,10 @@ export function createShutdown(steps: ShutdownSteps, log: Logger): (why: string)
   return (why) => {
     running ??= (async () => {
       log.info({ why }, 'shutting down');
-      const deadline = sleep(SHUTDOWN_BUDGET_MS, undefined, { ref: false });
+      // Referenced on purpose: an in-flight call that holds no handle of its own must not let the
+      // event loop empty (and the process end) before close() releases the locks; the caller
+      // exits explicitly once this resolves.
+      const deadline = sleep(SHUTDOWN_BUDGET_MS);
       await steps
         .stopAccepting()
         .catch((err: unknown) => log.warn({ err }, 'closing the transport failed'));
