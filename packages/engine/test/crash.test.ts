@@ -9,8 +9,8 @@ import {
   parsePackKey,
 } from '@slivingdoc/store';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bundleFixture } from '../../../tooling/bundle-fixture.ts';
 import { createNotebookService, FAILPOINT, type FailpointName } from '../src/index';
-import { bundleFixture } from './fixtures/bundle';
 import { put, snapshot } from './helpers';
 
 let child: string;

@@ -5,8 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bundleFixture } from '../../../tooling/bundle-fixture.ts';
 import { createEmbeddedStore } from '../src';
-import { bundleFixture } from './fixtures/bundle';
 
 const text = (s: string): Uint8Array => new TextEncoder().encode(s);
 let dir: string;
