@@ -3,11 +3,18 @@
  * markers, path sets, then the store: read R, merge, publish, and on a lost race back off,
  * re-read R (fetching only new increments), re-merge and publish anew.
  */
-import { buildSuccess, type FileIssue, type SuccessResult } from '@slivingdoc/envelope';
+import {
+  buildSuccess,
+  compareUtf8,
+  type FileIssue,
+  type FileStat,
+  type SuccessResult,
+} from '@slivingdoc/envelope';
 import { diffstat, findMarkerBlocks, type TreeEntries } from '@slivingdoc/merge';
 import { backoff } from './backoff';
+import type { Baseline } from './baseline';
 import type { CallState, DirContext } from './context';
-import { byUtf8, changedPaths, type LocalSnapshot, sameEntries, scanLocal } from './local';
+import { changedPaths, type LocalSnapshot, sameEntries, scanLocal } from './local';
 import { rewriteLocal } from './materialize';
 import { publishAttempt } from './publish';
 import { type Current, loadRemote, prefetchRemote } from './remote';
@@ -34,7 +41,7 @@ async function markerIssues(
     const ranges = findMarkerBlocks(await ctx.db.readBlob(oid));
     if (ranges.length > 0) issues.push({ path, reason: 'MARKER_BLOCK', ranges });
   }
-  return issues.sort((a, b) => byUtf8(a.path, b.path));
+  return issues.sort((a, b) => compareUtf8(a.path, b.path));
 }
 
 /**
@@ -48,7 +55,7 @@ async function refuseReadOnlyChanges(
   local: LocalSnapshot,
   changed: string[],
 ): Promise<void> {
-  const refused = changed.filter((path) => !ctx.policy.isWritable(path)).sort(byUtf8);
+  const refused = changed.filter((path) => !ctx.policy.isWritable(path)).sort(compareUtf8);
   if (refused.length === 0) return;
   const target = new Map(local.entries);
   for (const path of refused) {
@@ -92,6 +99,22 @@ export async function commitLocked(
   if (markers.length > 0) throw unresolvedMarkers(markers);
   await refuseReadOnlyChanges(ctx, call, entry, local, changed);
   const changedSet = new Set(changed);
+  /** Rewrites L to the accepted `target`, records `baseline` and answers OK with `files`. */
+  const accept = async (target: TreeEntries, baseline: Baseline, files: FileStat[]) => {
+    const written = await rewriteLocal(ctx, call, {
+      local,
+      target,
+      previous: entry.base,
+      next: baseline,
+    });
+    if (written.conflicts.length > 0) throw mergeConflict(conflictIssues(written.conflicts));
+    return buildSuccess({
+      path: ctx.dir,
+      generation: Number(baseline.generation),
+      files,
+      sets: ctx.policy.sets,
+    });
+  };
 
   const attempts = ctx.cfg.commitRetries + 1;
   let observed: Current | undefined;
@@ -119,19 +142,7 @@ export async function commitLocked(
 
     if (sameEntries(merged.result, remote.entries)) {
       call.signal?.throwIfAborted();
-      const written = await rewriteLocal(ctx, call, {
-        local,
-        target: remote.entries,
-        previous: entry.base,
-        next: remote.baseline,
-      });
-      if (written.conflicts.length > 0) throw mergeConflict(conflictIssues(written.conflicts));
-      return buildSuccess({
-        path: ctx.dir,
-        generation: Number(remote.baseline.generation),
-        files: [],
-        sets: ctx.policy.sets,
-      });
+      return accept(remote.entries, remote.baseline, []);
     }
 
     const outcome = await publishAttempt(ctx, call, remote, merged.result, message);
@@ -140,19 +151,11 @@ export async function commitLocked(
       continue;
     }
     ctx.onPublished(outcome.activeIncrements);
-    const written = await rewriteLocal(ctx, call, {
-      local,
-      target: merged.result,
-      previous: entry.base,
-      next: outcome.baseline,
-    });
-    if (written.conflicts.length > 0) throw mergeConflict(conflictIssues(written.conflicts));
-    return buildSuccess({
-      path: ctx.dir,
-      generation: Number(outcome.baseline.generation),
-      files: await diffstat(remote.entries, merged.result, ctx.db),
-      sets: ctx.policy.sets,
-    });
+    return accept(
+      merged.result,
+      outcome.baseline,
+      await diffstat(remote.entries, merged.result, ctx.db),
+    );
   }
   throw remoteBusy(attempts);
 }

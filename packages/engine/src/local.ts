@@ -58,8 +58,3 @@ export function sameEntries(a: TreeEntries, b: TreeEntries): boolean {
   for (const [path, oid] of a) if (b.get(path) !== oid) return false;
   return true;
 }
-
-/** Compares paths by their UTF-8 bytes (SPEC §2 ordering of lists). */
-export function byUtf8(a: string, b: string): number {
-  return Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
-}

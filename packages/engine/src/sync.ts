@@ -3,14 +3,14 @@
  * and the synchronisation every pull and every repair performs: merge(A, L, R) written to L
  * with R recorded as the new baseline.
  */
-import { engineDetailFor, type FileIssue } from '@slivingdoc/envelope';
+import { compareUtf8, engineDetailFor, type FileIssue } from '@slivingdoc/envelope';
 import { type MergeConflict, type TreeEntries, verifyClosure } from '@slivingdoc/merge';
 import { type Baseline, baselineOf, EMPTY_BASELINE } from './baseline';
 import type { CallState, DirContext } from './context';
 import { NO_FILES } from './context';
 import { engineFailure } from './errors';
 import { FAILPOINT, failpoint } from './failpoints';
-import { byUtf8, type LocalSnapshot, scanLocal } from './local';
+import { type LocalSnapshot, scanLocal } from './local';
 import { rewriteLocal } from './materialize';
 import { loadRemote, type RemoteView } from './remote';
 import { threeWayMerge } from './three-way';
@@ -97,7 +97,7 @@ export function conflictIssues(conflicts: MergeConflict[]): FileIssue[] {
       reason: c.reason,
       ranges: c.ranges.map((r) => ({ start: r.start, end: r.end })),
     }))
-    .sort((a, b) => byUtf8(a.path, b.path));
+    .sort((a, b) => compareUtf8(a.path, b.path));
 }
 
 /** The outcome of one synchronisation. */
