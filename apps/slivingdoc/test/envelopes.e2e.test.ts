@@ -36,7 +36,6 @@
 import { execFileSync } from 'node:child_process';
 import {
   appendFileSync,
-  chmodSync,
   mkdirSync,
   mkdtempSync,
   readdirSync,
@@ -50,6 +49,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { FAILPOINT_RESUME_SIGNAL } from '@slivingdoc/engine';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { refuseWrites } from '../../../tooling/refuse-writes.ts';
 import { startFaultProxy } from '../../../tooling/reliability/fault-proxy';
 import { providedS3 } from '../../../tooling/reliability/s3-env';
 import { assertBuilt, runBin, sandboxEnv } from './helpers/bin';
@@ -74,16 +74,6 @@ async function serve(args: string[], env: NodeJS.ProcessEnv): Promise<McpServerP
   const server = await McpServerProcess.start(args, env);
   running.push(server);
   return server;
-}
-
-/** Makes `dir` refuse new entries (see the header), returning the undo. */
-export function refuseWrites(dir: string): () => void {
-  if (process.getuid?.() === 0) {
-    execFileSync('chattr', ['+i', dir]);
-    return () => execFileSync('chattr', ['-i', dir]);
-  }
-  chmodSync(dir, 0o500);
-  return () => chmodSync(dir, 0o700);
 }
 
 describe('INVALID_REQUEST, INVALID_CONTENT and CONTENT_CONFLICT through one server', () => {

@@ -1,7 +1,12 @@
 import { realpath } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { DomainError, type PathSets, type SuccessResult } from '@slivingdoc/envelope';
+import {
+  DomainError,
+  isDomainError,
+  type PathSets,
+  type SuccessResult,
+} from '@slivingdoc/envelope';
 import { openObjectDb } from '@slivingdoc/merge';
 import {
   checkMessage,
@@ -113,13 +118,13 @@ export async function createNotebookService(config: EngineConfig): Promise<Noteb
 
   async function resolveDir(raw: string | undefined, create: boolean): Promise<string> {
     const requested = parseRequestPath(raw, { home: cfg.home });
-    return resolveRequestPath({
-      requested,
-      notebookDir,
-      workspaceRoot,
-      managed: await registry.list(),
-      create,
-    });
+    const managed = await registry.list();
+    try {
+      return await resolveRequestPath({ requested, notebookDir, workspaceRoot, managed, create });
+    } catch (err) {
+      // Anything but a catalogued refusal is a failure to create the requested directory in L.
+      throw isDomainError(err) ? err : engineFailure(err, 'local');
+    }
   }
 
   /**

@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdir, readdir, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { refuseWrites } from '../../../tooling/refuse-writes.ts';
 import { createNotebookService, FAILPOINT, FailpointRegistry } from '../src/index';
 import {
   INSTANT_CLOCK,
@@ -14,6 +15,24 @@ import {
 } from './helpers';
 
 describe('several notebook directories under one service (SPEC §2)', () => {
+  it('a pull that cannot create its directory in L is ENGINE_FAILED · LOCAL_WRITE_FAILED', async () => {
+    const p = await participant(memoryStore());
+    const parent = join(p.workspaceRoot, 'locked');
+    await mkdir(parent);
+    const undo = refuseWrites(parent);
+    try {
+      const refused = await rejection(p.service.pull({ path: join(parent, 'nb') }));
+      expect(refused).toMatchObject({
+        code: 'ENGINE_FAILED',
+        reason: 'LOCAL_WRITE_FAILED',
+        detail: 'permission denied',
+      });
+    } finally {
+      undo();
+    }
+    expect(await readdir(parent)).toEqual([]);
+  });
+
   it('refuses a directory inside or containing a managed one with NESTED_NOTEBOOK', async () => {
     const store = memoryStore();
     const p = await participant(store);
