@@ -2,7 +2,15 @@ import { readFile } from 'node:fs/promises';
 import { decodeManifest } from '@slivingdoc/store';
 import { describe, expect, it } from 'vitest';
 import { FAILPOINT, FailpointRegistry } from '../src/index';
-import { memoryStore, participant, put, rejection, snapshot, stateFile } from './helpers';
+import {
+  aliceAndBob,
+  memoryStore,
+  participant,
+  put,
+  rejection,
+  snapshot,
+  stateFile,
+} from './helpers';
 
 async function state(privateRoot: string) {
   return JSON.parse(await readFile(await stateFile(privateRoot), 'utf8'));
@@ -12,12 +20,7 @@ describe('cancellation (SPEC §2, §9)', () => {
   it('a commit cancelled after its CAS was sent runs to completion: R accepted, L = R, P consistent', async () => {
     const store = memoryStore();
     const failpoints = new FailpointRegistry();
-    const alice = await participant(store, { failpoints });
-    const bob = await participant(store);
-    await alice.service.pull({});
-    await put(alice.dir, 'a.md', 'a\n');
-    await alice.service.commit({ message: 'a' });
-    await bob.service.pull({});
+    const { alice, bob } = await aliceAndBob(store, { failpoints });
     await put(bob.dir, 'b.md', 'b\n');
     await bob.service.commit({ message: 'b' });
 

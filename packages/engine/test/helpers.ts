@@ -57,6 +57,20 @@ export async function participant(
   return { service, dir, privateRoot: roots.privateRoot, workspaceRoot: roots.workspaceRoot };
 }
 
+/** Alice (opened with `aliceConfig`) publishes `a.md`; Bob, on the same store, then pulls it. */
+export async function aliceAndBob(
+  store: ObjectStore,
+  aliceConfig: Partial<EngineConfig> = {},
+): Promise<{ alice: Participant; bob: Participant }> {
+  const alice = await participant(store, aliceConfig);
+  const bob = await participant(store);
+  await alice.service.pull({});
+  await put(alice.dir, 'a.md', 'a\n');
+  await alice.service.commit({ message: 'a' });
+  await bob.service.pull({});
+  return { alice, bob };
+}
+
 /** A fresh in-memory store. */
 export function memoryStore(): MemoryStore {
   return createMemoryStore({ prefix: 'nb' });

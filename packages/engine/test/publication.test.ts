@@ -1,7 +1,7 @@
 import { decodeManifest, encodeManifest } from '@slivingdoc/store';
 import { describe, expect, it } from 'vitest';
 import { FAILPOINT, FailpointRegistry, SYSTEM_CLOCK } from '../src/index';
-import { get, memoryStore, participant, put, rejection, snapshot } from './helpers';
+import { aliceAndBob, get, memoryStore, participant, put, rejection, snapshot } from './helpers';
 
 async function current(store: ReturnType<typeof memoryStore>) {
   const object = await store.get('current');
@@ -76,12 +76,7 @@ describe('optimistic publication', () => {
   it('an unprovable publication is PUBLICATION_UNPROVEN, L untouched and nothing republished', async () => {
     const store = memoryStore();
     const failpoints = new FailpointRegistry();
-    const alice = await participant(store, { failpoints });
-    const bob = await participant(store);
-    await alice.service.pull({});
-    await put(alice.dir, 'a.md', 'a\n');
-    await alice.service.commit({ message: 'a' });
-    await bob.service.pull({});
+    const { alice } = await aliceAndBob(store, { failpoints });
     await put(alice.dir, 'a.md', 'alice\n');
     store.inject({ op: 'replaceIfMatch', action: { type: 'fail', kind: 'ambiguous' } });
     failpoints.set(
@@ -101,12 +96,7 @@ describe('optimistic publication', () => {
   it('an ambiguous CAS while another writer took the position is provably lost and retried', async () => {
     const store = memoryStore();
     const failpoints = new FailpointRegistry();
-    const alice = await participant(store, { failpoints });
-    const bob = await participant(store);
-    await alice.service.pull({});
-    await put(alice.dir, 'a.md', 'a\n');
-    await alice.service.commit({ message: 'a' });
-    await bob.service.pull({});
+    const { alice, bob } = await aliceAndBob(store, { failpoints });
     await put(alice.dir, 'a.md', 'alice\n');
     await put(bob.dir, 'b.md', 'bob\n');
     // Alice's CAS fails ambiguously without effect; Bob then takes position 2 before she looks.
@@ -142,12 +132,7 @@ describe('optimistic publication', () => {
   it('a lost race re-fetches only the new increments', async () => {
     const store = memoryStore();
     const failpoints = new FailpointRegistry();
-    const alice = await participant(store, { failpoints });
-    const bob = await participant(store);
-    await alice.service.pull({});
-    await put(alice.dir, 'a.md', 'a\n');
-    await alice.service.commit({ message: 'a' });
-    await bob.service.pull({});
+    const { alice, bob } = await aliceAndBob(store, { failpoints });
     await put(bob.dir, 'b.md', 'b\n');
     await put(alice.dir, 'c.md', 'c\n');
     failpoints.set(

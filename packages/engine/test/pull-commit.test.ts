@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { get, memoryStore, participant, put, rejection, snapshot } from './helpers';
+import { aliceAndBob, get, memoryStore, participant, put, rejection, snapshot } from './helpers';
 
 describe('pull and commit against the memory store', () => {
   it('publishes a first commit as a checkpoint and a second as an increment', async () => {
@@ -28,12 +28,7 @@ describe('pull and commit against the memory store', () => {
 
   it('merges disjoint edits of two writers', async () => {
     const store = memoryStore();
-    const alice = await participant(store);
-    const bob = await participant(store);
-    await alice.service.pull({});
-    await put(alice.dir, 'a.md', 'a\n');
-    await alice.service.commit({ message: 'a' });
-    await bob.service.pull({});
+    const { alice, bob } = await aliceAndBob(store);
     await put(bob.dir, 'b.md', 'b\n');
     await put(alice.dir, 'a.md', 'a2\n');
     await alice.service.commit({ message: 'a2' });

@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { decodeManifest, type MemoryStore } from '@slivingdoc/store';
 import { describe, expect, it } from 'vitest';
 import { FAILPOINT, FailpointRegistry } from '../src/index';
-import { memoryStore, participant, put, rejection, snapshot, stateFile } from './helpers';
+import { aliceAndBob, memoryStore, put, rejection, snapshot, stateFile } from './helpers';
 
 async function flagOf(privateRoot: string): Promise<boolean> {
   return JSON.parse(await readFile(await stateFile(privateRoot), 'utf8')).recoveryRequired;
@@ -17,12 +17,7 @@ async function generationOf(store: MemoryStore): Promise<bigint> {
 async function twoWriters() {
   const store = memoryStore();
   const failpoints = new FailpointRegistry();
-  const alice = await participant(store, { failpoints });
-  const bob = await participant(store);
-  await alice.service.pull({});
-  await put(alice.dir, 'a.md', 'a\n');
-  await alice.service.commit({ message: 'a' });
-  await bob.service.pull({});
+  const { alice, bob } = await aliceAndBob(store, { failpoints });
   await put(bob.dir, 'b1.md', 'b1\n');
   await put(bob.dir, 'b2.md', 'b2\n');
   await bob.service.commit({ message: 'b' });
