@@ -49,6 +49,20 @@ async function crashRoots() {
   return { base, workspaceRoot, privateRoot: join(base, 'priv') };
 }
 
+/** One notebook directory on its own embedded store, as a killed child and its successor see it. */
+async function crashNotebook() {
+  const roots = await crashRoots();
+  const storeDir = join(roots.base, 'store');
+  const dir = join(roots.workspaceRoot, 'notebook');
+  const config = {
+    privateRoot: roots.privateRoot,
+    workspaceRoot: roots.workspaceRoot,
+    notebookDir: dir,
+  };
+  const store = await createEmbeddedStore({ dir: storeDir, prefix: 'nb' });
+  return { storeDir, dir, config, store };
+}
+
 async function headGeneration(store: ObjectStore): Promise<bigint> {
   const object = await store.get('current');
   return object === undefined ? 0n : decodeManifest(object.body).generation;
@@ -72,15 +86,7 @@ describe.concurrent('kill -9 of a real process at each failpoint (embedded store
   it.each(COMMIT_WINDOWS)(
     'killed at %s: the next call repairs, nothing acknowledged is lost',
     async (point) => {
-      const roots = await crashRoots();
-      const storeDir = join(roots.base, 'store');
-      const dir = join(roots.workspaceRoot, 'notebook');
-      const config = {
-        privateRoot: roots.privateRoot,
-        workspaceRoot: roots.workspaceRoot,
-        notebookDir: dir,
-      };
-      const store = await createEmbeddedStore({ dir: storeDir, prefix: 'nb' });
+      const { storeDir, dir, config, store } = await crashNotebook();
       const first = await createNotebookService({ ...config, store });
       await first.pull({});
       await put(dir, 'kept.md', 'acknowledged\n');
@@ -249,15 +255,7 @@ describe.concurrent('kill -9 inside a background checkpoint (embedded store)', (
   it.each(CHECKPOINT_WINDOWS)(
     'killed at %s: the acknowledged commit stands and a later checkpoint completes',
     async (point) => {
-      const roots = await crashRoots();
-      const storeDir = join(roots.base, 'store');
-      const dir = join(roots.workspaceRoot, 'notebook');
-      const config = {
-        privateRoot: roots.privateRoot,
-        workspaceRoot: roots.workspaceRoot,
-        notebookDir: dir,
-      };
-      const store = await createEmbeddedStore({ dir: storeDir, prefix: 'nb' });
+      const { storeDir, dir, config, store } = await crashNotebook();
       const first = await createNotebookService({ ...config, store });
       await first.pull({});
       for (let i = 0; i < 3; i += 1) {

@@ -3,16 +3,8 @@ import { mkdir, readdir, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { refuseWrites } from '../../../tooling/refuse-writes.ts';
-import { createNotebookService, FAILPOINT, FailpointRegistry } from '../src/index';
-import {
-  INSTANT_CLOCK,
-  memoryStore,
-  participant,
-  put,
-  rejection,
-  snapshot,
-  tempRoots,
-} from './helpers';
+import { FAILPOINT, FailpointRegistry } from '../src/index';
+import { memoryStore, participant, put, rejection, snapshot } from './helpers';
 
 describe('several notebook directories under one service (SPEC §2)', () => {
   it('a pull that cannot create its directory in L is ENGINE_FAILED · LOCAL_WRITE_FAILED', async () => {
@@ -216,17 +208,7 @@ describe('order of checks, first failure wins (SPEC §2)', () => {
   it('a held lock is PATH_BUSY before anything else is looked at', async () => {
     const store = memoryStore();
     const failpoints = new FailpointRegistry();
-    const roots = await tempRoots();
-    const dir = join(roots.workspaceRoot, 'notebook');
-    const service = await createNotebookService({
-      store,
-      privateRoot: roots.privateRoot,
-      workspaceRoot: roots.workspaceRoot,
-      notebookDir: dir,
-      clock: INSTANT_CLOCK,
-      lockTimeoutMs: 50,
-      failpoints,
-    });
+    const { service, dir } = await participant(store, { lockTimeoutMs: 50, failpoints });
     await service.pull({});
     // A pull that holds the lock, parked at a barrier right after its scan.
     let release: () => void = () => {};
