@@ -4,22 +4,17 @@
  * with one changed file on a 100- vs N-file notebook. `pnpm bench` (BENCH_FILES=10000 default;
  * BENCH_WRITERS=1,10,100 and BENCH_ROUNDS, commits per writer, override the commit scenarios).
  */
+
 import { mkdir, mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createEmbeddedStore, type ObjectStore } from '@slivingdoc/store';
-import {
-  createNotebookService,
-  FAILPOINT,
-  type FailpointName,
-  type Failpoints,
-  type NotebookService,
-} from '../src/index';
+import { FAILPOINT, type FailpointName, type Failpoints } from '../src/index';
+import { participants } from './participants';
 
 const FILES = Number(process.env.BENCH_FILES ?? 10_000);
 const WRITERS = (process.env.BENCH_WRITERS ?? '1,10,100').split(',').map(Number);
 const base = await realpath(await mkdtemp(join(tmpdir(), 'engine-bench-')));
-let n = 0;
 
 /**
  * Failpoint hooks used as stopwatches: per attempt, how long fetching R, building and
@@ -41,24 +36,13 @@ class AttemptTimer implements Failpoints {
   }
 }
 
-async function open(
-  store: ObjectStore,
-  retries = 100,
-  failpoints?: Failpoints,
-): Promise<{ service: NotebookService; dir: string }> {
-  n += 1;
-  const root = join(base, `p${n}`);
-  const dir = join(root, 'ws', 'notebook');
-  await mkdir(join(root, 'ws'), { recursive: true });
-  const service = await createNotebookService({
-    store,
-    privateRoot: join(root, 'priv'),
-    workspaceRoot: join(root, 'ws'),
-    notebookDir: dir,
+const openParticipant = participants(base);
+/** A participant with a high retry bound by default (the bench measures contention, not REMOTE_BUSY). */
+function open(store: ObjectStore, retries = 100, failpoints?: Failpoints) {
+  return openParticipant(store, {
     commitRetries: retries,
     ...(failpoints === undefined ? {} : { failpoints }),
   });
-  return { service, dir };
 }
 
 function pct(values: number[], p: number): number {

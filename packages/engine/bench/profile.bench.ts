@@ -7,12 +7,13 @@
  *   BENCH_FILES=2000 node --import tsx --conditions=@slivingdoc/source bench/profile.bench.ts
  *   (BENCH_PROFILE_DIR=dir keeps the .cpuprofile files, BENCH_TOP=n rows per phase)
  */
+
 import { mkdir, mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
 import { Session } from 'node:inspector/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createEmbeddedStore, type ObjectStore } from '@slivingdoc/store';
-import { createNotebookService, type NotebookService } from '../src/index';
+import { createEmbeddedStore } from '@slivingdoc/store';
+import { participants } from './participants';
 
 interface Node {
   id: number;
@@ -34,20 +35,7 @@ session.connect();
 await session.post('Profiler.enable');
 await session.post('Profiler.setSamplingInterval', { interval: 200 });
 
-let n = 0;
-async function open(store: ObjectStore): Promise<{ service: NotebookService; dir: string }> {
-  n += 1;
-  const root = join(base, `p${n}`);
-  const dir = join(root, 'ws', 'notebook');
-  await mkdir(join(root, 'ws'), { recursive: true });
-  const service = await createNotebookService({
-    store,
-    privateRoot: join(root, 'priv'),
-    workspaceRoot: join(root, 'ws'),
-    notebookDir: dir,
-  });
-  return { service, dir };
-}
+const open = participants(base);
 
 function short(url: string): string {
   const m = /packages\/([^/]+)\/src\/(.+)$/.exec(url);
