@@ -14,7 +14,7 @@ export interface DirContext {
   readonly dir: string;
   readonly priv: PrivateState;
   readonly db: ObjectDb;
-  /** Verified packs, by SHA-256, inside P. */
+  /** Verified packs larger than a small increment, by SHA-256, inside P. */
   readonly packCacheDir: string;
   readonly trees: TreeCache;
   /**

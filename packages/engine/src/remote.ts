@@ -5,7 +5,6 @@
  */
 import { isUtf8 } from 'node:buffer';
 import { createHash, randomUUID } from 'node:crypto';
-import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
@@ -44,11 +43,24 @@ export interface RemoteView {
   entries: TreeEntries;
 }
 
-/** Reads and strictly decodes `current`; `undefined` when absent. */
+/** The last `current` each store returned, with its strict decoding. */
+const lastDecoded = new WeakMap<ObjectStore, { body: Uint8Array; manifest: Manifest }>();
+
+/**
+ * Reads and strictly decodes `current`; `undefined` when absent. Bytes equal to the previous
+ * read's reuse its decoding: the manifest grows with every increment until a checkpoint, and a
+ * contended commit reads the same `current` several times (attempt, pre-upload check,
+ * resolution, prefetch).
+ */
 export async function readCurrent(store: ObjectStore): Promise<Current | undefined> {
   const object = await store.get(CURRENT_KEY);
   if (object === undefined) return undefined;
-  return { manifest: decodeManifest(object.body), etag: object.etag };
+  const last = lastDecoded.get(store);
+  if (last !== undefined && Buffer.compare(last.body, object.body) === 0)
+    return { manifest: last.manifest, etag: object.etag };
+  const manifest = decodeManifest(object.body);
+  lastDecoded.set(store, { body: object.body, manifest });
+  return { manifest, etag: object.etag };
 }
 
 /** Thrown inside this module when a referenced pack is gone; the caller re-reads `current`. */
@@ -71,29 +83,18 @@ function checksumMismatch(): Error {
 }
 
 /**
- * Packs up to this size go through P's cache with synchronous calls: a small read or write to
- * the page cache takes microseconds, while an asynchronous call may wait for a thread-pool slot
- * held by concurrent fsyncs. A contended commit fetches one small increment per competing
- * publication inside its read-current → CAS window.
+ * Packs up to this size are downloaded into memory and imported from there, never copied into
+ * P's pack cache: each contending writer imports one small increment per competing publication,
+ * and a cache file per increment is a file creation that can wait for the file system's
+ * journal behind concurrent fsyncs. Their objects reach P through the import itself.
  */
 const SMALL_PACK_BYTES = 256n * 1024n;
-
-function orUndefined<T>(read: () => T): T | undefined {
-  try {
-    return read();
-  } catch {
-    return undefined;
-  }
-}
 
 async function cachedPack(
   path: string,
   descriptor: PackDescriptor,
 ): Promise<Uint8Array | undefined> {
-  const small = descriptor.size <= SMALL_PACK_BYTES;
-  const bytes = small
-    ? orUndefined(() => readFileSync(path))
-    : await readFile(path).catch(() => undefined);
+  const bytes = await readFile(path).catch(() => undefined);
   if (bytes === undefined) return undefined;
   if (BigInt(bytes.byteLength) === descriptor.size && sha256Hex(bytes) === descriptor.sha256)
     return bytes;
@@ -117,25 +118,18 @@ async function downloadPack(store: ObjectStore, descriptor: PackDescriptor): Pro
   return bytes;
 }
 
-/** A verified pack: from P's cache (size + fresh hash on hit) or downloaded and then cached. */
+/**
+ * A verified pack: a small one downloaded; a larger one from P's cache (size + fresh hash on
+ * hit) or downloaded and then cached.
+ */
 async function obtainPack(ctx: DirContext, descriptor: PackDescriptor): Promise<Uint8Array> {
+  if (descriptor.size <= SMALL_PACK_BYTES) return downloadPack(ctx.cfg.store, descriptor);
   const path = join(ctx.packCacheDir, `${descriptor.sha256}.pack`);
   const cached = await cachedPack(path, descriptor);
   if (cached !== undefined) return cached;
   const bytes = await downloadPack(ctx.cfg.store, descriptor);
   const temp = `${path}.${randomUUID()}.tmp`;
   // No fsync: a torn cache file fails the hash check on its next hit and is fetched again.
-  if (descriptor.size <= SMALL_PACK_BYTES) {
-    try {
-      mkdirSync(ctx.packCacheDir, { recursive: true, mode: 0o700 });
-      writeFileSync(temp, bytes, { mode: 0o600 });
-      renameSync(temp, path);
-    } catch (error) {
-      rmSync(temp, { force: true });
-      throw error;
-    }
-    return bytes;
-  }
   await mkdir(ctx.packCacheDir, { recursive: true, mode: 0o700 });
   await writeFile(temp, bytes, { mode: 0o600 });
   await rename(temp, path);

@@ -1,0 +1,108 @@
+// Side-by-side contention figures for two or more builds of the app: the raw compare-and-swap
+// ceiling, MCP saturation at N writers and the burst, on the embedded store, with the builds
+// alternated round by round so machine load hits them alike. Usage:
+//   tooling/node_modules/.bin/tsx tooling/bench/contention.ts \
+//     before=/tmp/before/dist/cli.js after=apps/slivingdoc/dist/cli.js
+// Environment: BENCH_ROUNDS (2), BENCH_SATURATION (1,4,16), BENCH_BURST (100; 0 = none),
+// BENCH_DURATION_MS (5000), BENCH_CPU_PROF=<dir> (--cpu-prof in every server process).
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { measureRawCas } from './raw-cas';
+import type { LoadMetrics } from './report';
+import { type LoadRun, runBurst, runSaturation } from './scenarios/load';
+import { embeddedTarget } from './stores';
+import { createMcpPool } from './writers/mcp';
+
+const RETRIES = 8;
+
+function numbers(text: string | undefined, fallback: number[]): number[] {
+  return text ? text.split(',').map(Number) : fallback;
+}
+
+function row(label: string, scenario: string, m: LoadMetrics): string {
+  const cas = m.casAttemptsPerCommit === undefined ? '–' : m.casAttemptsPerCommit.toFixed(2);
+  const p50 = m.latency ? Math.round(m.latency.p50) : '–';
+  return [
+    label.padEnd(10),
+    scenario.padEnd(14),
+    `${m.accepted}/${m.attempted}`.padStart(9),
+    String(m.remoteBusy).padStart(5),
+    String(m.failed).padStart(6),
+    m.commitsPerSecond.toFixed(1).padStart(9),
+    cas.padStart(9),
+    String(p50).padStart(8),
+  ].join('  ');
+}
+
+async function main(): Promise<void> {
+  const builds = process.argv.slice(2).map((arg) => {
+    const at = arg.indexOf('=');
+    if (at < 1) throw new Error(`expected label=path/to/cli.js, got ${arg}`);
+    return { label: arg.slice(0, at), cli: resolve(arg.slice(at + 1)) };
+  });
+  if (builds.length === 0) throw new Error('name at least one build: label=path/to/cli.js');
+  const rounds = Number(process.env.BENCH_ROUNDS ?? 2);
+  const saturation = numbers(process.env.BENCH_SATURATION, [1, 4, 16]);
+  const burst = Number(process.env.BENCH_BURST ?? 100);
+  const durationMs = Number(process.env.BENCH_DURATION_MS ?? 5000);
+  const nodeArgs = process.env.BENCH_CPU_PROF
+    ? ['--cpu-prof', '--cpu-prof-dir', resolve(process.env.BENCH_CPU_PROF)]
+    : [];
+  const work = await mkdtemp(join(tmpdir(), 'slivingdoc-contention-'));
+  const target = embeddedTarget(join(work, 'store'));
+  const lines = [
+    'build       scenario         accepted   busy  failed  commits/s  CAS/commit  p50 ms',
+  ];
+  const say = (line: string) => {
+    lines.push(line);
+    process.stderr.write(`${line}\n`);
+  };
+  try {
+    for (let round = 0; round < rounds; round++) {
+      const raw = await measureRawCas({
+        store: await target.open(`raw-${round}`),
+        kind: 'embedded',
+        writers: 16,
+        durationMs: 3000,
+      });
+      say(`round ${round + 1}: raw CAS, 16 loops: ${raw.casPerSecond.toFixed(1)} CAS/s`);
+      for (const build of builds) {
+        const prefix = `${build.label}-${round}`;
+        const size = Math.max(burst, ...saturation);
+        const pool = await createMcpPool({
+          cli: build.cli,
+          target,
+          prefix,
+          root: await mkdtemp(join(work, `${prefix}-`)),
+          count: size,
+          retries: RETRIES,
+          pullFirst: true,
+          nodeArgs,
+        });
+        const run: LoadRun = { system: 'slivingdoc-mcp', store: 'embedded', pool, sequence: [] };
+        try {
+          for (const writers of saturation) {
+            const subset = { ...pool, writers: pool.writers.slice(0, writers) };
+            const result = await runSaturation({ ...run, pool: subset }, { writers, durationMs });
+            say(row(build.label, `saturation ${writers}`, result.metrics));
+          }
+          if (burst > 0) {
+            const result = await runBurst(run, { writers: burst });
+            say(row(build.label, `burst ${burst}`, result.metrics));
+          }
+        } finally {
+          await pool.close();
+        }
+      }
+    }
+  } finally {
+    await rm(work, { recursive: true, force: true });
+  }
+  process.stdout.write(`${lines.join('\n')}\n`);
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`${(error as Error).stack ?? String(error)}\n`);
+  process.exit(1);
+});
