@@ -15,30 +15,33 @@
  *   the store failing every read afterwards for PUBLICATION_UNPROVEN); ACCESS_DENIED through an
  *   embedded store whose temp directory refuses writes.
  * - STORAGE_INTEGRITY: the embedded store's files edited on disk (`current` overwritten by a
- *   newer version file, a pack's bytes changed, a pack deleted, `current` deleted).
- * - RECOVERY_FAILURE and ENGINE_FAILED: engine failpoints (SLIVINGDOC_FAILPOINTS) and
- *   directories that refuse writes.
+ *   newer version file, a pack's bytes changed, a pack deleted, `current` deleted); for
+ *   MISSING_OBJECT and INVALID_REMOTE_CONTENT a hand-made head planted in an empty store
+ *   (helpers/planted-store.ts: objects and pack by real git, pack and `current` uploaded through
+ *   the store package with a matching descriptor).
+ * - RECOVERY_FAILURE: engine failpoints (SLIVINGDOC_FAILPOINTS) fail the rewrite of L and its
+ *   repair (UNEXPECTED_FAILURE); with the flag left, the store failing every read of `current`
+ *   (its newest version file replaced by a directory) keeps the repair pending (RESYNC_PENDING).
+ * - ENGINE_FAILED: private state or a parent directory in L that refuses writes; a failpoint
+ *   before L changes for INTERNAL_ERROR.
  *
  * A directory "refuses writes" through its immutable attribute (`chattr +i`) when the tests
  * run as root — root ignores permission bits — and through mode 0500 otherwise.
  *
- * Not produced here, and why:
- * - RECOVERY_FAILURE · RESYNC_PENDING: reachable (a failed repair, then the store gone for the
- *   next call's entry repair), not yet written.
- * - STORAGE_INTEGRITY · MISSING_OBJECT / INVALID_REMOTE_CONTENT: need a hand-built pack and
- *   manifest with matching checksums planted in the store; not yet written.
- * - ENGINE_FAILED · LOCAL_WRITE_FAILED: a refused write to L after the rewrite began is
- *   RECOVERY_FAILURE by design (SPEC §10); a refused `mkdir` of a new notebook directory is
- *   reported today as INTERNAL_ERROR with detail `permission denied` (reported, not asserted).
- *   The other ENGINE_FAILED details (disk full, read-only file system, …) need a full or
- *   read-only mount, which a test cannot make without privileges it should not need.
+ * Not produced here, and why: the ENGINE_FAILED details other than `permission denied` (disk
+ * full, read-only file system, too many open files, …) need a full or read-only mount or
+ * lowered process limits, which a test cannot arrange without privileges it should not need.
+ * A refused write to L after the rewrite began is RECOVERY_FAILURE by design (SPEC §10), so
+ * LOCAL_WRITE_FAILED comes only from a notebook directory that cannot be created.
  */
 import { execFileSync } from 'node:child_process';
 import {
   appendFileSync,
+  lstatSync,
   mkdirSync,
   mkdtempSync,
   readdirSync,
+  readFileSync,
   realpathSync,
   rmSync,
   symlinkSync,
@@ -54,6 +57,7 @@ import { startFaultProxy } from '../../../tooling/reliability/fault-proxy';
 import { providedS3 } from '../../../tooling/reliability/s3-env';
 import { assertBuilt, runBin, sandboxEnv } from './helpers/bin';
 import { expectEnvelope, McpServerProcess } from './helpers/mcp-server';
+import { type PlantedHead, plantHead } from './helpers/planted-store';
 import { RawServer } from './helpers/raw-server';
 
 beforeAll(assertBuilt);
@@ -353,12 +357,84 @@ describe('STORAGE_INTEGRITY and ACCESS_DENIED on the embedded store, edited on d
   });
 });
 
+describe('STORAGE_INTEGRITY from a hand-made accepted notebook planted in the embedded store', () => {
+  const latin1 = Buffer.from([0x63, 0x61, 0x66, 0xe9, 0x0a]);
+  const cases: { name: string; reason: string; head: PlantedHead }[] = [
+    {
+      name: 'a pack without the blob of one of the head’s files',
+      reason: 'MISSING_OBJECT',
+      head: { files: { 'kept.md': 'kept\n', 'lost.md': 'lost\n' }, omitBlobsOf: ['lost.md'] },
+    },
+    {
+      name: 'a blob holding U+0000',
+      reason: 'INVALID_REMOTE_CONTENT',
+      head: { files: { 'fine.md': 'fine\n', 'nul.md': 'a\u0000b\n' } },
+    },
+    {
+      name: 'a blob that is not UTF-8',
+      reason: 'INVALID_REMOTE_CONTENT',
+      head: { files: { 'latin1.md': latin1 } },
+    },
+    {
+      name: 'a reserved device name',
+      reason: 'INVALID_REMOTE_CONTENT',
+      head: { files: { 'CON.txt': 'device\n' } },
+    },
+    {
+      name: 'a name ending in a dot',
+      reason: 'INVALID_REMOTE_CONTENT',
+      head: { files: { 'trailing.': 'dot\n' } },
+    },
+  ];
+  /** A server on a fresh store holding `head`, with one local file in its notebook directory. */
+  async function planted(head: PlantedHead) {
+    const box = sandbox();
+    const storeDir = join(box.env.HOME!, 'store');
+    await plantHead(storeDir, 'p', head);
+    const server = await serve(
+      ['--workspace-root', box.ws, '--store-dir', storeDir, '--prefix', 'p'],
+      box.env,
+    );
+    writeFileSync(join(box.ws, 'mine.md'), 'mine\n');
+    return { server, ws: box.ws };
+  }
+
+  it('control: a complete, valid planted head is accepted, so the failures below come from what each one breaks', async () => {
+    const { server, ws } = await planted({ files: { 'kept.md': 'kept\n', 'lost.md': 'lost\n' } });
+    expect((await server.call('notes_pull', {})).structured.code).toBe('OK');
+    expect(snapshot(ws)).toEqual({ 'kept.md': 'kept\n', 'lost.md': 'lost\n', 'mine.md': 'mine\n' });
+    await server.close();
+  });
+
+  for (const { name, reason, head } of cases) {
+    it(`${reason}: ${name}; the caller’s file is kept and nothing is written`, async () => {
+      const { server, ws } = await planted(head);
+      expectEnvelope(await server.call('notes_pull', {}), {
+        code: 'STORAGE_INTEGRITY',
+        reason,
+      });
+      expect(snapshot(ws)).toEqual({ 'mine.md': 'mine\n' });
+      await server.close();
+    });
+  }
+});
+
 /** A human's commit of `file` through the CLI, in a directory of its own on `env`'s store. */
 function humanCommit(env: NodeJS.ProcessEnv, file: string): void {
   const dir = join(realpathSync(mkdtempSync(join(env.HOME!, 'human-'))), 'nb');
   expect(runBin(['pull', dir], env).status).toBe(0);
   writeFileSync(join(dir, file), 'from a human\n');
   expect(runBin(['commit', dir, '-m', 'human'], env).status).toBe(0);
+}
+
+/** Every file under `dir` (recursively) with its text, keyed by relative path. */
+function snapshot(dir: string): Record<string, string> {
+  const files = (readdirSync(dir, { recursive: true }) as string[]).filter((name) =>
+    lstatSync(join(dir, name)).isFile(),
+  );
+  return Object.fromEntries(
+    files.sort().map((name) => [name, readFileSync(join(dir, name), 'utf8')]),
+  );
 }
 
 /** Polls until `found()` holds (a condition, not a timing assertion). */
@@ -410,6 +486,76 @@ describe('RECOVERY_FAILURE and ENGINE_FAILED', () => {
       });
     }
     expect(execFileSync('cat', [join(ws, 'local.md')], { encoding: 'utf8' })).toBe('kept\n');
+  });
+
+  it('RECOVERY_FAILURE · RESYNC_PENDING while the store fails after a failed repair; a later server finishes it and nothing is lost', async () => {
+    const { env, ws } = sandbox();
+    const storeDir = join(env.HOME!, 'store');
+    const onStore = { ...env, SLIVINGDOC_STORE_DIR: storeDir };
+    // A first pull (the CLI's, on the same private root) gives the directory its baseline.
+    expect(runBin(['pull', ws], onStore).status).toBe(0);
+    humanCommit(onStore, 'remote.md');
+    const broken = await serve(['--workspace-root', ws], {
+      ...onStore,
+      SLIVINGDOC_FAILPOINTS: 'mid-materialize=throw',
+    });
+    writeFileSync(join(ws, 'local.md'), 'kept\n');
+    // The rewrite of L fails and so does its repair: the recovery flag stays set.
+    expectEnvelope(await broken.call('notes_pull', {}), {
+      code: 'RECOVERY_FAILURE',
+      reason: 'UNEXPECTED_FAILURE',
+      recovery: { stage: 'materialize', remoteAccepted: 'no', resynchronized: false },
+    });
+    // Every read of `current` now fails: its newest version file is a directory.
+    const blocker = join(storeDir, 'slivingdoc', 'current', '9'.repeat(20));
+    mkdirSync(blocker);
+    writeFileSync(join(ws, 'later.md'), 'later\n');
+    const held = snapshot(ws);
+    const calls = [
+      () => broken.call('notes_pull', {}),
+      () => broken.call('notes_commit', { message: 'blocked' }),
+    ];
+    for (const call of calls) {
+      expectEnvelope(await call(), {
+        code: 'RECOVERY_FAILURE',
+        reason: 'RESYNC_PENDING',
+        recovery: { stage: 'resync', remoteAccepted: 'unknown', resynchronized: false },
+      });
+      expect(snapshot(ws)).toEqual(held);
+    }
+    await broken.close();
+
+    // With the store readable again, a server without failpoints repairs first and keeps
+    // every local edit next to the accepted file.
+    rmSync(blocker, { recursive: true });
+    const healthy = await serve(['--workspace-root', ws], onStore);
+    expect((await healthy.call('notes_pull', {})).structured.code).toBe('OK');
+    expect(snapshot(ws)).toEqual({
+      'later.md': 'later\n',
+      'local.md': 'kept\n',
+      'remote.md': 'from a human\n',
+    });
+  });
+
+  it('ENGINE_FAILED · LOCAL_WRITE_FAILED when a new notebook directory cannot be created in L', async () => {
+    const { env, ws } = sandbox();
+    const server = await serve(['--workspace-root', ws], env);
+    const parent = join(ws, 'locked');
+    mkdirSync(parent);
+    const nb = join(parent, 'nb');
+    const undo = refuseWrites(parent);
+    try {
+      expectEnvelope(await server.call('notes_pull', { path: nb }), {
+        code: 'ENGINE_FAILED',
+        reason: 'LOCAL_WRITE_FAILED',
+        detail: 'permission denied',
+      });
+    } finally {
+      undo();
+    }
+    expect(readdirSync(parent)).toEqual([]);
+    // Nothing was left half-registered: once writable, the same call succeeds.
+    expect((await server.call('notes_pull', { path: nb })).structured.code).toBe('OK');
   });
 
   it('ENGINE_FAILED when private state refuses writes, or on an unclassified failure', async () => {
