@@ -20,6 +20,7 @@ export { type ObjectDb, openMemoryObjectDb, openObjectDb, type TreeEntries } fro
 export { blobOid, type Oid } from './objectFormat';
 export { createCheckpointPack, createIncrementPack, importPack, verifyClosure } from './packs';
 export { type LineRange, mergeText, type TextMergeResult } from './textMerge';
+export type { BaseTree } from './treeBuild';
 export {
   type Merge3Input,
   type MergeConflict,

@@ -10,6 +10,7 @@ import { hashObject, isOid, type ObjectType, type Oid } from './objectFormat';
 import { buildPack } from './packFormat';
 import { installPack } from './packInstall';
 import { privateModeFs } from './privateModeFs';
+import { type BaseTree, rebuildTree } from './treeBuild';
 import {
   checkOid,
   DIR_MODE,
@@ -37,8 +38,13 @@ export interface ObjectDb {
    * shared with the read cache: treat them as read-only.
    */
   readBlob(oid: Oid): Promise<Uint8Array>;
-  /** Builds nested trees (git order, modes 100644/40000) from a flat path map; throws {@link TreeError}. */
-  writeTree(entries: TreeEntries): Promise<Oid>;
+  /**
+   * Builds nested trees (git order, modes 100644/40000) from a flat path map; throws
+   * {@link TreeError}. With `base` (a tree and its files, e.g. R when publishing on top of it),
+   * only the directories holding a changed path are re-encoded when this database built
+   * `base.tree` itself; the result is the same oid either way.
+   */
+  writeTree(entries: TreeEntries, base?: BaseTree): Promise<Oid>;
   /** Reads a tree back into a flat path map of files; throws {@link TreeError} on foreign modes or names. */
   readTree(tree: Oid): Promise<TreeEntries>;
   /** Stores a commit serialised by our own code (message bytes exact, author/committer slivingdoc, +0000). */
@@ -51,6 +57,9 @@ export interface ObjectDb {
 
 /** Below this many new blobs, loose objects are cheaper than a pack and its index. */
 const BULK_THRESHOLD = 64;
+
+/** Roots of trees built here that {@link ObjectDb.writeTree} may build on incrementally. */
+const BUILT_TREES_KEPT = 16;
 
 /** Decoded objects kept in memory per database (bytes). */
 const CACHE_LIMIT_BYTES = 64 * 1024 * 1024;
@@ -71,6 +80,8 @@ export class GitObjectDb implements ObjectDb {
   /** isomorphic-git's cache object; one per database, passed to every call (pack indexes). */
   readonly gitCache: object = {};
   readonly #objects = new ObjectCache(CACHE_LIMIT_BYTES);
+  /** Roots this database encoded itself (canonical all the way down), newest last, bounded. */
+  readonly #builtTrees = new Set<Oid>();
 
   constructor(fs: GitFs, gitdir: string) {
     this.fs = fs;
@@ -104,7 +115,25 @@ export class GitObjectDb implements ObjectDb {
     return this.readTyped(oid, 'blob');
   }
 
-  async writeTree(entries: TreeEntries): Promise<Oid> {
+  async writeTree(entries: TreeEntries, base?: BaseTree): Promise<Oid> {
+    const rebuilt =
+      base !== undefined && this.#builtTrees.has(base.tree)
+        ? await rebuildTree(entries, base, {
+            readTreeObject: (tree, where) => this.readTreeObject(tree, where),
+            putTree: (content) => this.putObject('tree', content),
+          })
+        : undefined;
+    const tree = rebuilt ?? (await this.#buildTree(entries));
+    this.#builtTrees.delete(tree);
+    this.#builtTrees.add(tree);
+    if (this.#builtTrees.size > BUILT_TREES_KEPT) {
+      const oldest = this.#builtTrees.values().next().value;
+      if (oldest !== undefined) this.#builtTrees.delete(oldest);
+    }
+    return tree;
+  }
+
+  async #buildTree(entries: TreeEntries): Promise<Oid> {
     const root: DirNode = new Map();
     for (const [path, oid] of entries) {
       checkOid(oid, path);

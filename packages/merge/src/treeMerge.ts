@@ -50,12 +50,12 @@ export async function merge3(
   const { base, local, remote, db } = input;
   const result: TreeEntries = new Map();
   const conflicts = new Map<string, MergeConflict>();
-  const paths = new Set<string>([...local.keys(), ...remote.keys()]);
-  for (const path of base.keys()) paths.add(path);
-  for (const path of paths) {
-    const a = base.get(path);
-    const l = local.get(path);
-    const r = remote.get(path);
+  const decide = async (
+    path: string,
+    a: Oid | undefined,
+    l: Oid | undefined,
+    r: Oid | undefined,
+  ) => {
     let merged: Oid | undefined;
     if (l === r || l === a) merged = r;
     else if (r === a) merged = l;
@@ -73,7 +73,18 @@ export async function merge3(
         conflicts.set(path, { path, reason: 'TEXT_CONFLICT', ranges: text.conflicts });
     }
     if (merged !== undefined) result.set(path, merged);
+  };
+  // Every path once, local's first, then remote's, then base's, without building their union:
+  // on a 10,000-file notebook with one change nearly every path takes the first, cheap branch.
+  for (const [path, l] of local) {
+    const r = remote.get(path);
+    if (l === r) result.set(path, r);
+    else await decide(path, base.get(path), l, r);
   }
+  for (const [path, r] of remote)
+    if (!local.has(path)) await decide(path, base.get(path), undefined, r);
+  for (const [path, a] of base)
+    if (!local.has(path) && !remote.has(path)) await decide(path, a, undefined, undefined);
   const moved = moveCollidingLocalPaths(result, remote, input.foldKey);
   for (const [path, reason] of moved) conflicts.set(path, { path, reason, ranges: [] });
   return { result, conflicts: [...conflicts.values()].sort((x, y) => compareUtf8(x.path, y.path)) };
