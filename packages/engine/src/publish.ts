@@ -141,7 +141,11 @@ export async function publishAttempt(
 ): Promise<Attempt> {
   call.stage = 'publish';
   const time = Math.floor(Date.now() / 1000);
-  const tree = await ctx.db.writeTree(result);
+  // On top of R: only the directories holding a changed path are re-encoded.
+  const tree = await ctx.db.writeTree(result, {
+    tree: remote.baseline.tree,
+    entries: remote.entries,
+  });
   const head = await ctx.db.writeCommit({
     tree,
     parent: remote.current?.manifest.head,
