@@ -1,23 +1,27 @@
 import { randomUUID } from 'node:crypto';
+import type { BigIntStats } from 'node:fs';
 import { open, rename, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 
 /**
  * Replaces `file` atomically with `content`: a new 0600 temp file beside it, written and
  * (with `sync`) fsynced, renamed over the target, then the directory fsynced. A crash leaves
- * the old or the new content, never a torn file. For files in P only.
+ * the old or the new content, never a torn file. For files in P only. Returns the new file's
+ * `fstat` taken before the rename (its inode and mtime; the rename may move its ctime).
  */
 export async function writeFileDurably(
   file: string,
   content: string | Uint8Array,
   opts: { sync: boolean },
-): Promise<void> {
+): Promise<BigIntStats> {
   const dir = dirname(file);
   const temp = join(dir, `.${basename(file)}.${randomUUID()}.tmp`);
   const handle = await open(temp, 'wx', 0o600);
+  let written: BigIntStats;
   try {
     await handle.writeFile(content);
     if (opts.sync) await handle.sync();
+    written = await handle.stat({ bigint: true });
   } catch (error) {
     await handle.close();
     await unlink(temp).catch(() => {});
@@ -31,6 +35,7 @@ export async function writeFileDurably(
     throw error;
   }
   if (opts.sync) await syncDirectory(dir);
+  return written;
 }
 
 /** fsyncs a directory so a rename or unlink in it is durable. */

@@ -66,11 +66,47 @@ export async function scanNotebook(dir: string, opts: { cache: StatCache }): Pro
   return scan.result();
 }
 
+/** A stat-cache hit: not read by the scan; read later through the descriptors of L. */
+class CachedFile implements ScannedFile {
+  readonly #root: string;
+
+  constructor(
+    root: string,
+    readonly path: string,
+    readonly stamp: FileStamp,
+    readonly cachedId: string,
+  ) {
+    this.#root = root;
+  }
+
+  read(): Promise<Uint8Array> {
+    return readSecurely(this.#root, this.path, this.stamp);
+  }
+}
+
+/** A file the scan read: its bytes match its stamp. */
+class ReadFile implements ScannedFile {
+  readonly #content: Uint8Array;
+
+  constructor(
+    readonly path: string,
+    readonly stamp: FileStamp,
+    content: Uint8Array,
+  ) {
+    this.#content = content;
+  }
+
+  read(): Promise<Uint8Array> {
+    return Promise.resolve(this.#content);
+  }
+}
+
 class Scan {
-  private readonly files = new Map<string, ScannedFile>();
+  private readonly files: ScannedFile[] = [];
   private readonly problems: ScanProblem[] = [];
-  // Every valid file and directory path, for the collision check.
-  private readonly namesByKey = new Map<string, string[]>();
+  // The first valid file or directory path per case-fold key, and every path that collides.
+  private readonly pathByKey = new Map<string, string>();
+  private readonly colliding = new Set<string>();
   private readonly rootBytes: number;
 
   constructor(
@@ -91,7 +127,7 @@ class Scan {
     }) as unknown as Dirent<Buffer>[];
     const subdirs: string[] = [];
     for (const entry of entries) {
-      const sub = this.entry(dir, prefix, entry.name);
+      const sub = this.entry(dir, prefix, entry);
       if (sub !== undefined) subdirs.push(sub);
     }
     await yieldToEventLoop();
@@ -107,7 +143,8 @@ class Scan {
   }
 
   /** Classifies one entry; returns its name when it is a directory to descend into. */
-  private entry(dir: SecureDir, prefix: string, rawName: Buffer): string | undefined {
+  private entry(dir: SecureDir, prefix: string, entry: Dirent<Buffer>): string | undefined {
+    const rawName = entry.name;
     const name = rawName.toString('utf8');
     const path = prefix + name;
     if (!isUtf8(rawName)) return this.problem(path, 'INVALID_NAME');
@@ -115,6 +152,7 @@ class Scan {
       this.removeStaleTemp(dir, name);
       return undefined;
     }
+    if (entry.isFile() && this.unchangedSinceCached(path)) return undefined;
     const stats = ifPresent(() => lstatSync(dir.child(name), { bigint: true }));
     if (!stats) return undefined;
     if (stats.isSymbolicLink()) return this.problem(path, 'SYMLINK');
@@ -129,6 +167,32 @@ class Scan {
     if (reason) return this.problem(path, reason);
     this.file(dir, name, path, stats);
     return undefined;
+  }
+
+  /**
+   * The warm path: one `lstat` of `<L>/<path>` (cheaper than through `/proc/self/fd`, whose
+   * lookup resolves two magic links first) used only to recognise a stat-cache hit. Nothing is
+   * read, opened or classified from it: any other outcome (miss, error, not a regular file)
+   * falls back to the descriptor-relative `lstat`. A component swapped for a link can make it
+   * describe a file outside L, but a hit needs the same (dev, ino, size, mtime, ctime) that a
+   * read of `path` inside L recorded, i.e. that very file, unchanged, whose id is the one
+   * stored; its `read()` still goes through the descriptors and refuses a changed path.
+   */
+  private unchangedSinceCached(path: string): boolean {
+    if (!this.cache.has(path) || this.pathReason(path)) return false;
+    let stats: BigIntStats | undefined;
+    try {
+      stats = lstatSync(`${this.root}/${path}`, { bigint: true, throwIfNoEntry: false });
+    } catch {
+      return false;
+    }
+    if (!stats?.isFile()) return false;
+    const stamp = stampOf(stats);
+    const cachedId = this.cache.get(path, stamp);
+    if (cachedId === undefined) return false;
+    this.remember(path);
+    this.files.push(new CachedFile(this.root, path, stamp, cachedId));
+    return true;
   }
 
   private pathReason(path: string): ScanReason | undefined {
@@ -149,8 +213,7 @@ class Scan {
     const stamp = stampOf(stats);
     const cachedId = this.cache.get(path, stamp);
     if (cachedId !== undefined) {
-      const root = this.root;
-      this.files.set(path, { path, stamp, cachedId, read: () => readSecurely(root, path, stamp) });
+      this.files.push(new CachedFile(this.root, path, stamp, cachedId));
       return;
     }
     const read = readStableContent(dir, name, path, stats.size);
@@ -159,8 +222,7 @@ class Scan {
       this.problem(path, read.reason);
       return;
     }
-    const { content } = read;
-    this.files.set(path, { path, stamp: read.stamp, read: async () => content });
+    this.files.push(new ReadFile(path, read.stamp, read.content));
   }
 
   private removeStaleTemp(dir: SecureDir, name: string): void {
@@ -171,10 +233,13 @@ class Scan {
   private remember(path: string): void {
     const facts = factsOf(path);
     facts.key ??= foldKey(path);
-    const key = facts.key;
-    const paths = this.namesByKey.get(key);
-    if (paths) paths.push(path);
-    else this.namesByKey.set(key, [path]);
+    const other = this.pathByKey.get(facts.key);
+    if (other === undefined) {
+      this.pathByKey.set(facts.key, path);
+      return;
+    }
+    this.colliding.add(other);
+    this.colliding.add(path);
   }
 
   private problem(path: string, reason: ScanReason): undefined {
@@ -183,19 +248,14 @@ class Scan {
   }
 
   result(): ScanResult {
-    for (const paths of this.namesByKey.values()) {
-      if (paths.length < 2) continue;
-      for (const path of paths) {
-        this.files.delete(path);
-        this.problem(path, 'NAME_COLLISION');
-      }
-    }
+    for (const path of this.colliding) this.problem(path, 'NAME_COLLISION');
     // A path has one problem, except a colliding name that also breaks another rule.
     const problems = sortByUtf8(
       this.problems,
       (problem) => `${problem.path}\u0000${problem.reason}`,
     );
-    const files = new Map(sortByUtf8(this.files, ([path]) => path));
+    const valid = this.files.filter((file) => !this.colliding.has(file.path));
+    const files = new Map(sortByUtf8(valid, (file) => file.path).map((file) => [file.path, file]));
     return { files, problems };
   }
 }

@@ -1,6 +1,7 @@
+import type { BigIntStats } from 'node:fs';
 import { lstat, readFile } from 'node:fs/promises';
 import { writeFileDurably } from './durable-write';
-import type { FileStamp } from './stamp';
+import { type FileStamp, sameStamp } from './stamp';
 
 /**
  * Remembers, per notebook path and stamp, an opaque id the engine computed from the content
@@ -9,26 +10,73 @@ import type { FileStamp } from './stamp';
 export interface StatCache {
   /** The id stored for `path` when its stamp is unchanged and trustworthy, else `undefined`. */
   get(path: string, stamp: FileStamp): string | undefined;
+  /** True when an entry for `path` exists at all, whatever its stamp or trust. */
+  has(path: string): boolean;
   set(path: string, stamp: FileStamp, id: string): void;
-  /** Persists the cache (temp file + rename, 0600). */
+  /** Persists the cache (temp file + rename, 0600); does nothing when nothing changed. */
   save(): Promise<void>;
 }
 
-// An entry is [stamp key, id]; the stamp is kept as one string so loading a large cache
-// creates no BigInt per entry and a lookup is one string comparison.
-type Entry = [stampKey: string, id: string];
+/**
+ * One entry: the stamp as the string stored on disk (loading a large cache creates no BigInt
+ * per entry), parsed on its first lookup and kept (`null`: the stored key is malformed).
+ */
+interface Entry {
+  key: string;
+  id: string;
+  stamp?: FileStamp | null;
+}
 
 interface CacheFile {
   version: 1;
-  entries: Record<string, Entry>;
+  entries: Record<string, [stampKey: string, id: string]>;
 }
+
+/**
+ * The in-memory image of one cache file, shared by every {@link loadStatCache} of that file in
+ * this process while the file on disk is the one the image was loaded from or saved as.
+ */
+interface Image {
+  readonly entries: Map<string, Entry>;
+  /** Racily-clean threshold: the mtime of the cache file this image was loaded from or saved as. */
+  trustedBeforeNs: bigint;
+  /** The stamp key of that cache file on disk (`undefined`: none is known to match the image). */
+  fileKey: string | undefined;
+  /** Something was set that the file on disk does not hold (or holds untrusted). */
+  dirty: boolean;
+}
+
+const images = new Map<string, Image>();
 
 function stampKey(stamp: FileStamp): string {
   return `${stamp.size}:${stamp.mtimeNs}:${stamp.ctimeNs}:${stamp.ino}:${stamp.dev}`;
 }
 
+/** The cache file's own identity: replaced, rewritten or touched, its key changes. */
+function fileKeyOf(stats: BigIntStats): string {
+  return `${stats.size}:${stats.mtimeNs}:${stats.ctimeNs}:${stats.ino}:${stats.dev}`;
+}
+
+function parseStampKey(key: string): FileStamp | null {
+  const parts = key.split(':');
+  if (parts.length !== 5 || !parts.every((part) => /^-?\d+$/.test(part))) return null;
+  const [size, mtimeNs, ctimeNs, ino, dev] = parts as [string, string, string, string, string];
+  return {
+    size: Number(size),
+    mtimeNs: BigInt(mtimeNs),
+    ctimeNs: BigInt(ctimeNs),
+    ino: Number(ino),
+    dev: Number(dev),
+  };
+}
+
 /**
  * Loads the cache at `file` (absent or unreadable content = empty: it is only a cache).
+ *
+ * The server is long-lived and every call scans L, so the parsed cache is kept in memory and
+ * reused by the next load of the same file for as long as the file on disk still has the
+ * stamp (size, mtime, ctime, inode, device) it had when this process last read or wrote it;
+ * a file rewritten by another process is read again.
  *
  * "Racily clean" files (git's term): a file written in the same timestamp tick as the cache
  * could change again without changing its stamp. Like git's index, an entry is trusted only
@@ -36,51 +84,91 @@ function stampKey(stamp: FileStamp): string {
  * granularity); a racy entry is simply re-read next time.
  */
 export async function loadStatCache(file: string): Promise<StatCache> {
-  let trustedBeforeNs = await cacheMtime(file);
-  const text = await readFile(file, 'utf8').catch(() => undefined);
-  const entries = new Map<string, Entry>(
-    text === undefined ? [] : Object.entries(parseCache(text)),
-  );
+  const stats = await lstat(file, { bigint: true }).catch(() => undefined);
+  const fileKey = stats ? fileKeyOf(stats) : undefined;
+  let image = images.get(file);
+  if (!image || image.fileKey === undefined || image.fileKey !== fileKey) {
+    // Stamp first, content second: a rewrite in between leaves an older threshold (less
+    // trust) and a stale key (read again next time), never more trust than the content earns.
+    const text = stats ? await readFile(file, 'utf8').catch(() => undefined) : undefined;
+    image = {
+      entries: text === undefined ? new Map() : parseCache(text),
+      trustedBeforeNs: stats ? stats.mtimeNs : 0n,
+      fileKey,
+      dirty: false,
+    };
+    images.set(file, image);
+  }
+  return cacheOver(file, image);
+}
+
+function cacheOver(file: string, image: Image): StatCache {
   return {
     get(path, stamp) {
-      const entry = entries.get(path);
-      if (!entry || stamp.mtimeNs >= trustedBeforeNs || entry[0] !== stampKey(stamp)) {
-        return undefined;
-      }
-      return entry[1];
+      const entry = image.entries.get(path);
+      if (!entry || stamp.mtimeNs >= image.trustedBeforeNs) return undefined;
+      if (entry.stamp === undefined) entry.stamp = parseStampKey(entry.key);
+      return entry.stamp && sameStamp(entry.stamp, stamp) ? entry.id : undefined;
+    },
+    has(path) {
+      return image.entries.has(path);
     },
     set(path, stamp, id) {
-      entries.set(path, [stampKey(stamp), id]);
+      const known = image.entries.get(path);
+      const key = stampKey(stamp);
+      // Re-confirming a racy entry still needs a save: the save's later mtime makes it trusted.
+      if (known?.key === key && known.id === id && stamp.mtimeNs < image.trustedBeforeNs) return;
+      image.entries.set(path, { key, id, stamp });
+      image.dirty = true;
     },
     async save() {
-      const out: CacheFile = { version: 1, entries: Object.fromEntries(entries) };
-      await writeFileDurably(file, JSON.stringify(out), { sync: false });
-      trustedBeforeNs = await cacheMtime(file);
+      if (!image.dirty) return;
+      image.dirty = false;
+      const out: CacheFile = {
+        version: 1,
+        entries: Object.fromEntries(
+          Array.from(image.entries, ([path, entry]) => [path, [entry.key, entry.id]]),
+        ),
+      };
+      let written: BigIntStats;
+      try {
+        written = await writeFileDurably(file, JSON.stringify(out), { sync: false });
+      } catch (error) {
+        image.dirty = true;
+        throw error;
+      }
+      // The threshold is the mtime of the file this process wrote, even if another process
+      // has replaced it since; the image stands for the file on disk only while it is ours.
+      image.trustedBeforeNs = written.mtimeNs;
+      const now = await lstat(file, { bigint: true }).catch(() => undefined);
+      image.fileKey =
+        now && now.ino === written.ino && now.dev === written.dev ? fileKeyOf(now) : undefined;
     },
   };
 }
 
 /** A cache that remembers nothing (for callers without private state). */
 export function emptyStatCache(): StatCache {
-  return { get: () => undefined, set: () => {}, save: async () => {} };
+  return { get: () => undefined, has: () => false, set: () => {}, save: async () => {} };
 }
 
-async function cacheMtime(file: string): Promise<bigint> {
-  const stats = await lstat(file, { bigint: true }).catch(() => undefined);
-  return stats ? stats.mtimeNs : 0n;
-}
-
-function parseCache(text: string): Record<string, Entry> {
+function parseCache(text: string): Map<string, Entry> {
+  const entries = new Map<string, Entry>();
   try {
     const parsed = JSON.parse(text) as Partial<CacheFile>;
-    if (parsed.version !== 1 || typeof parsed.entries !== 'object' || !parsed.entries) return {};
-    return Object.fromEntries(Object.entries(parsed.entries).filter(([, e]) => isEntry(e)));
+    if (parsed.version !== 1 || typeof parsed.entries !== 'object' || !parsed.entries) {
+      return entries;
+    }
+    for (const [path, value] of Object.entries(parsed.entries)) {
+      if (isStoredEntry(value)) entries.set(path, { key: value[0], id: value[1] });
+    }
   } catch {
-    return {};
+    // Unparseable: an empty cache.
   }
+  return entries;
 }
 
-function isEntry(value: unknown): value is Entry {
+function isStoredEntry(value: unknown): value is [string, string] {
   return (
     Array.isArray(value) &&
     value.length === 2 &&

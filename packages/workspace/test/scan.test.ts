@@ -1,5 +1,14 @@
 import { execFileSync } from 'node:child_process';
-import { link, mkdir, readdir, symlink, truncate, utimes, writeFile } from 'node:fs/promises';
+import {
+  link,
+  mkdir,
+  readdir,
+  rename,
+  symlink,
+  truncate,
+  utimes,
+  writeFile,
+} from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -36,6 +45,13 @@ describe('scanNotebook', () => {
     expect([...files.keys()]).toEqual(['Z.md', 'a/x.md', 'a/y/z.md', 'b.md']);
     expect(dec(await files.get('b.md')!.read())).toBe('b\r\n');
     expect(dec(await files.get('a/x.md')!.read())).toBe('');
+  });
+
+  it('orders by UTF-8 bytes where UTF-16 code units disagree (a character above U+FFFF)', async () => {
+    // UTF-16 puts the surrogate pair of U+1F600 (0xD83D…) before U+FF5A; UTF-8 puts F0… after EF….
+    await writeTree(L, { '\u{1F600}.md': 'x', '\uFF5A.md': 'y', 'a.md': 'z' });
+    const { files } = await scanNotebook(L, { cache: emptyStatCache() });
+    expect([...files.keys()]).toEqual(['a.md', '\uFF5A.md', '\u{1F600}.md']);
   });
 
   it('reads hard links as independent files', async () => {
@@ -174,6 +190,29 @@ describe('scanNotebook with the stat cache', () => {
       cache: await loadStatCache(join(base.path, 'stat-cache.json')),
     });
     expect(later.files.get('a.md')!.cachedId).toBeUndefined();
+  });
+
+  it('never serves a changed file from a cache kept in memory across scans', async () => {
+    await writeTree(L, { 'edited.md': 'one', 'replaced.md': 'one', 'kept.md': 'one' });
+    const old = new Date(Date.now() - 60_000);
+    for (const name of ['edited.md', 'replaced.md', 'kept.md'])
+      await utimes(join(L, name), old, old);
+    const cache = await loadStatCache(join(base.path, 'stat-cache.json'));
+    const cold = await scanNotebook(L, { cache });
+    for (const file of cold.files.values()) cache.set(file.path, file.stamp, `id-of-${file.path}`);
+    await cache.save();
+    // Same size and mtime: an edit in place (ctime moves) and a new inode renamed over the file.
+    await writeFile(join(L, 'edited.md'), 'two');
+    await utimes(join(L, 'edited.md'), old, old);
+    await writeFile(join(outside, 'new.md'), 'two');
+    await utimes(join(outside, 'new.md'), old, old);
+    await rename(join(outside, 'new.md'), join(L, 'replaced.md'));
+    const warm = await scanNotebook(L, { cache });
+    expect(warm.files.get('kept.md')!.cachedId).toBe('id-of-kept.md');
+    for (const name of ['edited.md', 'replaced.md']) {
+      expect(warm.files.get(name)!.cachedId).toBeUndefined();
+      expect(dec(await warm.files.get(name)!.read())).toBe('two');
+    }
   });
 
   it('a cached file changed after the scan is refused by read()', async () => {
