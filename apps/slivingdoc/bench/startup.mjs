@@ -4,13 +4,18 @@
 //     empty notebook, resident memory (VmRSS) right after initialize
 // Raw newline-delimited JSON-RPC over the child's stdio, so client overhead is not counted.
 // Each serve run gets fresh HOME/XDG/TMPDIR directories (an empty embedded store).
+// BENCH_BINS=<cli.js>,<cli.js> compares builds side by side (e.g. a worktree of an older
+// commit): runs alternate between them, so machine load hits every build alike.
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-const bin = join(import.meta.dirname, '../dist/cli.js');
-if (!existsSync(bin)) throw new Error(`${bin} is missing: run pnpm --filter slivingdoc build`);
+const bins = (process.env.BENCH_BINS ?? join(import.meta.dirname, '../dist/cli.js')).split(',');
+for (const bin of bins) {
+  if (!existsSync(bin))
+    throw new Error(`${bin} is missing: build it (pnpm --filter slivingdoc build)`);
+}
 const RUNS = Number(process.env.BENCH_RUNS ?? 7);
 
 function sandbox() {
@@ -24,7 +29,7 @@ function sandbox() {
   };
 }
 
-function versionMs() {
+function versionMs(bin) {
   const start = process.hrtime.bigint();
   const run = spawnSync(process.execPath, [bin, 'version'], { env: sandbox(), encoding: 'utf8' });
   if (run.status !== 0) throw new Error(`version failed: ${run.stderr}`);
@@ -36,7 +41,7 @@ function rssMiB(pid) {
   return Number(/VmRSS:\s+(\d+) kB/.exec(status)[1]) / 1024;
 }
 
-async function serveRun() {
+async function serveRun(bin) {
   const start = process.hrtime.bigint();
   const child = spawn(process.execPath, [bin, 'serve'], { env: sandbox() });
   child.stderr.resume(); // drained: the server logs synchronously
@@ -85,36 +90,43 @@ const row = (name, unit, xs) => ({
   max: Math.max(...xs),
 });
 
-const version = [];
-for (let i = 0; i < RUNS; i++) version.push(versionMs());
-const serves = [];
-for (let i = 0; i < RUNS; i++) serves.push(await serveRun());
+const version = bins.map(() => []);
+const serves = bins.map(() => []);
+for (let i = 0; i < RUNS; i++) {
+  for (const [b, bin] of bins.entries()) version[b].push(versionMs(bin));
+}
+for (let i = 0; i < RUNS; i++) {
+  for (const [b, bin] of bins.entries()) serves[b].push(await serveRun(bin));
+}
 
-const rows = [
-  row('slivingdoc version (wall)', 'ms', version),
+const rowsOf = (b) => [
+  row('slivingdoc version (wall)', 'ms', version[b]),
   row(
     'serve: spawn → initialize response',
     'ms',
-    serves.map((r) => r.initializeMs),
+    serves[b].map((r) => r.initializeMs),
   ),
   row(
     'serve: spawn → first notes_pull (empty embedded)',
     'ms',
-    serves.map((r) => r.firstPullMs),
+    serves[b].map((r) => r.firstPullMs),
   ),
   row(
     'serve: resident memory after initialize',
     'MiB',
-    serves.map((r) => r.rss),
+    serves[b].map((r) => r.rss),
   ),
 ];
 const fmt = (x) => x.toFixed(1).padStart(8);
 console.log(`slivingdoc start-up (${RUNS} runs each, Node ${process.version})`);
-console.log(
-  `${'measure'.padEnd(50)} ${'unit'.padEnd(4)} ${'median'.padStart(8)} ${'min'.padStart(8)} ${'max'.padStart(8)}`,
-);
-for (const r of rows) {
+for (const [b, bin] of bins.entries()) {
+  if (bins.length > 1) console.log(`\n${bin}`);
   console.log(
-    `${r.name.padEnd(50)} ${r.unit.padEnd(4)} ${fmt(r.median)} ${fmt(r.min)} ${fmt(r.max)}`,
+    `${'measure'.padEnd(50)} ${'unit'.padEnd(4)} ${'median'.padStart(8)} ${'min'.padStart(8)} ${'max'.padStart(8)}`,
   );
+  for (const r of rowsOf(b)) {
+    console.log(
+      `${r.name.padEnd(50)} ${r.unit.padEnd(4)} ${fmt(r.median)} ${fmt(r.min)} ${fmt(r.max)}`,
+    );
+  }
 }
