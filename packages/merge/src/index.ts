@@ -16,7 +16,13 @@ export {
   type TreeErrorKind,
 } from './errors';
 export { findMarkerBlocks } from './markers';
-export { type ObjectDb, openMemoryObjectDb, openObjectDb, type TreeEntries } from './objectDb';
+export {
+  type ObjectDb,
+  openMemoryObjectDb,
+  openObjectDb,
+  type StageOption,
+  type TreeEntries,
+} from './objectDb';
 export { blobOid, type Oid } from './objectFormat';
 export { createCheckpointPack, createIncrementPack, importPack, verifyClosure } from './packs';
 export { type LineRange, mergeText, type TextMergeResult } from './textMerge';

@@ -42,17 +42,36 @@ export interface ObjectDb {
    * Builds nested trees (git order, modes 100644/40000) from a flat path map; throws
    * {@link TreeError}. With `base` (a tree and its files, e.g. R when publishing on top of it),
    * only the directories holding a changed path are re-encoded when this database built
-   * `base.tree` itself; the result is the same oid either way.
+   * `base.tree` itself; the result is the same oid either way. With `staged`, new trees are held
+   * in memory until {@link ObjectDb.persistStaged}.
    */
-  writeTree(entries: TreeEntries, base?: BaseTree): Promise<Oid>;
+  writeTree(entries: TreeEntries, base?: BaseTree, opts?: StageOption): Promise<Oid>;
   /** Reads a tree back into a flat path map of files; throws {@link TreeError} on foreign modes or names. */
   readTree(tree: Oid): Promise<TreeEntries>;
-  /** Stores a commit serialised by our own code (message bytes exact, author/committer slivingdoc, +0000). */
-  writeCommit(commit: CommitData): Promise<Oid>;
+  /**
+   * Stores a commit serialised by our own code (message bytes exact, author/committer
+   * slivingdoc, +0000). With `staged`, it is held in memory until {@link ObjectDb.persistStaged}.
+   */
+  writeCommit(commit: CommitData, opts?: StageOption): Promise<Oid>;
   /** Reads a commit; throws {@link ObjectMissingError} or {@link CommitFormatError}. */
   readCommit(oid: Oid): Promise<CommitData>;
-  /** True when the object is present (loose or in an indexed pack). */
+  /** True when the object is present (staged in memory, loose, or in an indexed pack). */
   has(oid: Oid): Promise<boolean>;
+  /**
+   * Writes every staged object to disk: commits with isomorphic-git's `writeObject` (SPEC §6),
+   * trees and blobs as one pack. Must run before anything durable (a recorded baseline, the
+   * stat cache) names a staged object. A no-op when nothing is staged.
+   */
+  persistStaged(): Promise<void>;
+}
+
+/**
+ * `staged: true` keeps new objects in memory (readable through the database) instead of writing
+ * them: work that may be thrown away (a proposal that loses its race, increments imported while
+ * contending) then creates no files, and what is kept is written in one go.
+ */
+export interface StageOption {
+  staged?: boolean;
 }
 
 /** Below this many new blobs, loose objects are cheaper than a pack and its index. */
@@ -63,6 +82,9 @@ const BUILT_TREES_KEPT = 16;
 
 /** Decoded objects kept in memory per database (bytes). */
 const CACHE_LIMIT_BYTES = 64 * 1024 * 1024;
+
+/** Staged bytes above which staging writes everything at once, bounding the memory it holds. */
+const STAGED_LIMIT_BYTES = 32 * 1024 * 1024;
 
 type GitFs = Parameters<typeof git.readObject>[0]['fs'];
 
@@ -79,7 +101,11 @@ export class GitObjectDb implements ObjectDb {
   readonly gitdir: string;
   /** isomorphic-git's cache object; one per database, passed to every call (pack indexes). */
   readonly gitCache: object = {};
+  /** Decoded objects known to be on disk. */
   readonly #objects = new ObjectCache(CACHE_LIMIT_BYTES);
+  /** Objects not yet on disk (see {@link StageOption}); never evicted before they are written. */
+  readonly #staged = new Map<Oid, CachedObject>();
+  #stagedBytes = 0;
   /** Roots this database encoded itself (canonical all the way down), newest last, bounded. */
   readonly #builtTrees = new Set<Oid>();
 
@@ -108,6 +134,7 @@ export class GitObjectDb implements ObjectDb {
       [...fresh.values()].map((content) => ({ type: 'blob' as const, content })),
     );
     await installPack(this, pack.bytes, pack.summary);
+    for (const oid of fresh.keys()) this.#unstage(oid);
     return oids;
   }
 
@@ -115,15 +142,18 @@ export class GitObjectDb implements ObjectDb {
     return this.readTyped(oid, 'blob');
   }
 
-  async writeTree(entries: TreeEntries, base?: BaseTree): Promise<Oid> {
+  async writeTree(entries: TreeEntries, base?: BaseTree, opts: StageOption = {}): Promise<Oid> {
+    const putTree = async (content: Uint8Array) =>
+      opts.staged ? this.#stageNew('tree', content) : this.putObject('tree', content);
     const rebuilt =
       base !== undefined && this.#builtTrees.has(base.tree)
         ? await rebuildTree(entries, base, {
             readTreeObject: (tree, where) => this.readTreeObject(tree, where),
-            putTree: (content) => this.putObject('tree', content),
+            putTree,
           })
         : undefined;
-    const tree = rebuilt ?? (await this.#buildTree(entries));
+    const tree = rebuilt ?? (await this.#buildTree(entries, putTree));
+    await this.#boundStaged();
     this.#builtTrees.delete(tree);
     this.#builtTrees.add(tree);
     if (this.#builtTrees.size > BUILT_TREES_KEPT) {
@@ -133,7 +163,10 @@ export class GitObjectDb implements ObjectDb {
     return tree;
   }
 
-  async #buildTree(entries: TreeEntries): Promise<Oid> {
+  async #buildTree(
+    entries: TreeEntries,
+    putTree: (content: Uint8Array) => Promise<Oid>,
+  ): Promise<Oid> {
     const root: DirNode = new Map();
     for (const [path, oid] of entries) {
       checkOid(oid, path);
@@ -154,16 +187,16 @@ export class GitObjectDb implements ObjectDb {
       if (dir.has(leaf)) throw pathConflict(path);
       dir.set(leaf, oid);
     }
-    return this.#writeDir(root);
+    return this.#writeDir(root, putTree);
   }
 
-  async #writeDir(dir: DirNode): Promise<Oid> {
+  async #writeDir(dir: DirNode, putTree: (content: Uint8Array) => Promise<Oid>): Promise<Oid> {
     const entries: TreeObjectEntry[] = [];
     for (const [name, child] of dir) {
       if (typeof child === 'string') entries.push({ mode: FILE_MODE, name, oid: child });
-      else entries.push({ mode: DIR_MODE, name, oid: await this.#writeDir(child) });
+      else entries.push({ mode: DIR_MODE, name, oid: await this.#writeDir(child, putTree) });
     }
-    return this.putObject('tree', encodeTree(entries));
+    return putTree(encodeTree(entries));
   }
 
   async readTree(tree: Oid): Promise<TreeEntries> {
@@ -185,10 +218,20 @@ export class GitObjectDb implements ObjectDb {
     return decodeTree(await this.readTyped(tree, 'tree'), where);
   }
 
-  async writeCommit(commit: CommitData): Promise<Oid> {
+  async writeCommit(commit: CommitData, opts: StageOption = {}): Promise<Oid> {
     const content = encodeCommit(commit);
+    if (opts.staged) {
+      const oid = await this.#stageNew('commit', content);
+      await this.#boundStaged();
+      return oid;
+    }
     const oid = hashObject('commit', content);
     if (this.#objects.get(oid)) return oid;
+    this.#unstage(oid);
+    return this.#writeCommitObject(content);
+  }
+
+  async #writeCommitObject(content: Uint8Array): Promise<Oid> {
     // SPEC §6 names this call: the content format stores our bytes unchanged.
     const written = await git.writeObject({
       fs: this.#synchronousFs(),
@@ -207,8 +250,50 @@ export class GitObjectDb implements ObjectDb {
 
   async has(oid: Oid): Promise<boolean> {
     if (!isOid(oid)) return false;
-    if (this.#objects.get(oid)) return true;
+    if (this.#staged.has(oid) || this.#objects.get(oid)) return true;
     return (await this.readObject(oid)) !== undefined;
+  }
+
+  /** Stages an object unless it is staged or known to be on disk; returns its oid. */
+  async #stageNew(type: ObjectType, content: Uint8Array): Promise<Oid> {
+    const oid = hashObject(type, content);
+    if (!this.#staged.has(oid) && !this.#objects.get(oid)) {
+      this.#staged.set(oid, { type, content });
+      this.#stagedBytes += content.byteLength;
+    }
+    return oid;
+  }
+
+  #unstage(oid: Oid): void {
+    const object = this.#staged.get(oid);
+    if (object === undefined) return;
+    this.#staged.delete(oid);
+    this.#stagedBytes -= object.content.byteLength;
+  }
+
+  /** Holds the whole objects of a scanned pack in memory (see {@link StageOption}). */
+  async stageObjects(objects: Iterable<CachedObject>): Promise<void> {
+    for (const object of objects) await this.#stageNew(object.type, object.content);
+    await this.#boundStaged();
+  }
+
+  async #boundStaged(): Promise<void> {
+    if (this.#stagedBytes > STAGED_LIMIT_BYTES) await this.persistStaged();
+  }
+
+  async persistStaged(): Promise<void> {
+    if (this.#staged.size === 0) return;
+    const staged = [...this.#staged];
+    for (const [, object] of staged) {
+      if (object.type === 'commit') await this.#writeCommitObject(object.content);
+    }
+    const packed = staged.filter(([, object]) => object.type !== 'commit');
+    if (packed.length > 0) {
+      const pack = buildPack(packed.map(([, object]) => object));
+      await installPack(this, pack.bytes, pack.summary);
+    }
+    for (const [oid] of staged) this.#staged.delete(oid);
+    this.#stagedBytes = 0;
   }
 
   /** Puts an object known to be stored into the read cache. */
@@ -237,10 +322,14 @@ export class GitObjectDb implements ObjectDb {
     return this.#synchronous;
   }
 
-  /** Stores one object unless already known; returns its oid. */
+  /**
+   * Stores one object on disk unless it is known to be there; returns its oid. An object that is
+   * only staged is written too (and no longer staged).
+   */
   async putObject(type: ObjectType, content: Uint8Array): Promise<Oid> {
     const oid = hashObject(type, content);
     if (this.#objects.get(oid)) return oid;
+    this.#unstage(oid);
     this.#writeLoose(oid, type, content);
     this.#objects.set(oid, { type, content });
     return oid;
@@ -283,7 +372,7 @@ export class GitObjectDb implements ObjectDb {
 
   /** Reads one object with its type; undefined when absent. Corrupt objects throw. */
   async readObject(oid: Oid): Promise<CachedObject | undefined> {
-    const hit = this.#objects.get(oid);
+    const hit = this.#staged.get(oid) ?? this.#objects.get(oid);
     if (hit) return hit;
     if (!isOid(oid)) return undefined;
     try {

@@ -1,7 +1,7 @@
 import { isUtf8 } from 'node:buffer';
 import { decodeCommit } from './commitCodec';
 import { ClosureError, type InvalidBlob, ObjectMissingError } from './errors';
-import { type GitObjectDb, gitDbOf, type ObjectDb } from './objectDb';
+import { type GitObjectDb, gitDbOf, type ObjectDb, type StageOption } from './objectDb';
 import type { Oid } from './objectFormat';
 import { encodePack, type PackObject, scanPack } from './packFormat';
 import { installPack } from './packInstall';
@@ -79,11 +79,23 @@ export async function createCheckpointPack(db: ObjectDb, opts: { head: Oid }): P
 /**
  * Verifies `pack` is a well-formed git pack, then makes it readable (see `installPack`: staged,
  * index renamed in last, so a failure leaves nothing that reads as imported). Importing the same
- * pack twice is a no-op. Throws {@link PackError}.
+ * pack twice is a no-op. With `staged`, a pack of whole objects is held in memory instead (see
+ * {@link StageOption}; `persistStaged` writes it); a pack with deltas is always installed.
+ * Throws {@link PackError}.
  */
-export async function importPack(db: ObjectDb, pack: Uint8Array): Promise<void> {
+export async function importPack(
+  db: ObjectDb,
+  pack: Uint8Array,
+  opts: StageOption = {},
+): Promise<void> {
   const gitDb = gitDbOf(db);
-  await installPack(gitDb, pack, scanPack(pack));
+  const summary = scanPack(pack);
+  const objects = summary.entries.map((entry) => entry.object);
+  if (opts.staged && objects.every((object) => object !== undefined)) {
+    await gitDb.stageObjects(objects as PackObject[]);
+    return;
+  }
+  await installPack(gitDb, pack, summary);
 }
 
 /**

@@ -275,6 +275,74 @@ describe('bulk blob writes', () => {
   });
 });
 
+describe('staged objects', () => {
+  it('staged trees, commit and imported objects read back in memory and reach disk only when persisted', async () => {
+    const source = openMemoryObjectDb();
+    const first = await notebook(source, FILES);
+    const gitdir = freshDir();
+    const db = await openObjectDb({ gitdir });
+    await importPack(db, await createCheckpointPack(source, { head: first.head }), {
+      staged: true,
+    });
+    await verifyClosure(db, first.head);
+    const note = await db.writeBlob(utf8('delta\n'));
+    const entries = new Map(await db.readTree(first.tree)).set('notes/e.md', note);
+    const tree = await db.writeTree(entries, undefined, { staged: true });
+    const head = await db.writeCommit(
+      { tree, parent: first.head, message: utf8('staged\r\n'), time: 2 },
+      { staged: true },
+    );
+    expect(await db.has(head)).toBe(true);
+    expect(await db.readTree(tree)).toEqual(entries);
+    // Nothing but the durable blob is on disk yet: a second database sees no staged object.
+    const before = await openObjectDb({ gitdir });
+    expect(await before.has(note)).toBe(true);
+    for (const oid of [first.head, first.tree, tree, head])
+      expect(await before.has(oid)).toBe(false);
+    expect(readdirSync(`${gitdir}/objects/pack`)).toEqual([]);
+
+    await db.persistStaged();
+    const after = await openObjectDb({ gitdir });
+    await verifyClosure(after, head);
+    expect(await after.readTree(tree)).toEqual(entries);
+    writeFileSync(`${gitdir}/shallow`, `${first.head}\n`);
+    gitOk(['fsck', '--no-dangling', '--strict'], { cwd: gitdir });
+    expect(gitOk(['cat-file', 'commit', head], { cwd: gitdir }).toString()).toMatch(/staged\r\n$/);
+    expect(readdirSync(`${gitdir}/objects/pack`).filter((f) => f.endsWith('.idx'))).toHaveLength(1);
+    await db.persistStaged();
+    expect(readdirSync(`${gitdir}/objects/pack`).filter((f) => f.endsWith('.idx'))).toHaveLength(1);
+  });
+
+  it('a durable write of an object that is only staged puts it on disk', async () => {
+    const gitdir = freshDir();
+    const db = await openObjectDb({ gitdir });
+    const blob = await db.writeBlob(utf8('x\n'));
+    const staged = await db.writeTree(new Map([['x.md', blob]]), undefined, { staged: true });
+    expect(await (await openObjectDb({ gitdir })).has(staged)).toBe(false);
+    expect(await db.writeTree(new Map([['x.md', blob]]))).toBe(staged);
+    expect(await (await openObjectDb({ gitdir })).has(staged)).toBe(true);
+  });
+
+  it('a staged import of a pack with deltas installs it as usual', async () => {
+    const repo = freshDir();
+    const big = Array.from({ length: 200 }, (_, i) => `line ${i}\n`).join('');
+    writeFileSync(`${repo}/a`, big);
+    writeFileSync(`${repo}/b`, `${big}one more\n`);
+    const oids = ['a', 'b'].map((f) =>
+      gitOk(['hash-object', '-w', `${repo}/${f}`], { cwd: repo })
+        .toString()
+        .trim(),
+    );
+    const pack = gitOk(['pack-objects', '--stdout'], { cwd: repo, input: `${oids.join('\n')}\n` });
+    const gitdir = freshDir();
+    await importPack(await openObjectDb({ gitdir }), pack, { staged: true });
+    const reopened = await openObjectDb({ gitdir });
+    expect(Buffer.from(await reopened.readBlob(oids[1] as string)).toString()).toBe(
+      `${big}one more\n`,
+    );
+  });
+});
+
 describe('importPack failure leaves nothing readable', () => {
   it('a file-system failure while publishing the index leaves no pack, index or object', async () => {
     const fs = createFsFromVolume(new Volume());
