@@ -1,0 +1,60 @@
+/**
+ * Issue 8: the AWS SDK loads only when a bucket is configured, so an embedded `serve` starts
+ * without it. Each built server runs under a module log (helpers/module-log: Node's resolve
+ * hook records every ESM module the process resolves) and answers a real pull; the S3 case is
+ * the control showing the log does see the SDK when it is loaded.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { beforeAll, describe, expect, inject, it } from 'vitest';
+import { providedS3 } from '../../../tooling/reliability/s3-env';
+import { assertBuilt, sandboxEnv } from './helpers/bin';
+import { McpServerProcess } from './helpers/mcp-server';
+
+beforeAll(assertBuilt);
+
+const register = pathToFileURL(join(import.meta.dirname, 'helpers/module-log/register.mjs'));
+
+/** The AWS SDK packages a `serve` with `extra` in its environment resolved up to its first pull. */
+async function sdkModulesOfServe(extra: NodeJS.ProcessEnv): Promise<string[]> {
+  const env = sandboxEnv(extra);
+  const log = join(env.HOME!, 'modules.log');
+  const server = await McpServerProcess.start([], {
+    ...env,
+    NODE_OPTIONS: `--import=${register.href}`,
+    SLIVINGDOC_TEST_MODULE_LOG: log,
+  });
+  try {
+    expect((await server.call('notes_pull', {})).structured.code).toBe('OK');
+  } finally {
+    await server.close();
+  }
+  const urls = readFileSync(log, 'utf8').split('\n');
+  // Only this process's own modules count: the log also holds the hooks and the bin itself.
+  expect(urls.some((url) => url.endsWith('/dist/cli.js'))).toBe(true);
+  const packages = urls.flatMap(
+    (url) => /\/node_modules\/(@aws-sdk\/[^/]+)\//.exec(url)?.[1] ?? [],
+  );
+  return [...new Set(packages)].sort();
+}
+
+describe('the AWS SDK is loaded only when a bucket is configured', () => {
+  it('an embedded serve answers a pull without resolving any @aws-sdk module', async () => {
+    expect(await sdkModulesOfServe({})).toEqual([]);
+  });
+
+  it('control: a serve on the real S3 server resolves the S3 client and its upload helper', async () => {
+    const s3 = providedS3(inject('s3'));
+    const modules = await sdkModulesOfServe({
+      SLIVINGDOC_BUCKET: s3.bucket,
+      SLIVINGDOC_PREFIX: `lazy-sdk-${process.pid}-${Date.now()}`,
+      AWS_ENDPOINT_URL_S3: s3.endpoint,
+      AWS_REGION: 'us-east-1',
+      AWS_ACCESS_KEY_ID: s3.accessKeyId,
+      AWS_SECRET_ACCESS_KEY: s3.secretAccessKey,
+      AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+    });
+    expect(modules).toEqual(expect.arrayContaining(['@aws-sdk/client-s3', '@aws-sdk/lib-storage']));
+  });
+});
