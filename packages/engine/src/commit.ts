@@ -10,11 +10,11 @@ import {
   type FileStat,
   type SuccessResult,
 } from '@slivingdoc/envelope';
-import { diffstat, findMarkerBlocks, type TreeEntries } from '@slivingdoc/merge';
+import { diffstat, findMarkerBlocks, sameEntries, type TreeEntries } from '@slivingdoc/merge';
 import { backoff } from './backoff';
 import type { Baseline } from './baseline';
 import type { CallState, DirContext } from './context';
-import { changedPaths, type LocalSnapshot, sameEntries, scanLocal } from './local';
+import { changedPaths, type LocalSnapshot, scanLocal } from './local';
 import { rewriteLocal } from './materialize';
 import { publishAttempt } from './publish';
 import { type Current, loadRemote, prefetchRemote } from './remote';
@@ -101,6 +101,9 @@ export async function commitLocked(
   const changedSet = new Set(changed);
   /** Rewrites L to the accepted `target`, records `baseline` and answers OK with `files`. */
   const accept = async (target: TreeEntries, baseline: Baseline, files: FileStat[]) => {
+    // Objects staged in memory (R's small increments, our proposal) reach P before the
+    // baseline names them.
+    await ctx.db.persistStaged();
     const written = await rewriteLocal(ctx, call, {
       local,
       target,
@@ -125,6 +128,7 @@ export async function commitLocked(
     const merged = await threeWayMerge(ctx, entry.baseEntries, local.entries, remote.entries);
     if (merged.conflicts.length > 0) {
       call.signal?.throwIfAborted();
+      await ctx.db.persistStaged();
       const written = await rewriteLocal(ctx, call, {
         local,
         target: merged.result,

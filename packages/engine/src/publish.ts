@@ -95,6 +95,24 @@ function sendCas(ctx: DirContext, proposal: Proposal): Promise<unknown> {
     : ctx.cfg.store.replaceIfMatch(CURRENT_KEY, body, proposal.conditionedOn);
 }
 
+/**
+ * Reads `current` once more before the upload: when it no longer is the one the proposal is
+ * conditioned on, the CAS can only fail, so the attempt has lost without uploading a pack or
+ * sending the CAS. A failed read decides nothing (the CAS and its resolution will).
+ */
+async function currentMoved(
+  ctx: DirContext,
+  remote: RemoteView,
+): Promise<{ lost: boolean; now?: Current | undefined }> {
+  let now: Current | undefined;
+  try {
+    now = await readCurrent(ctx.cfg.store);
+  } catch {
+    return { lost: false };
+  }
+  return { lost: now?.etag !== remote.current?.etag, now };
+}
+
 type Resolution = { verdict: 'accepted' | 'lost' | 'unproven'; now?: Current | undefined };
 
 /**
@@ -141,19 +159,21 @@ export async function publishAttempt(
 ): Promise<Attempt> {
   call.stage = 'publish';
   const time = Math.floor(Date.now() / 1000);
-  // On top of R: only the directories holding a changed path are re-encoded.
-  const tree = await ctx.db.writeTree(result, {
-    tree: remote.baseline.tree,
-    entries: remote.entries,
-  });
-  const head = await ctx.db.writeCommit({
-    tree,
-    parent: remote.current?.manifest.head,
-    message,
-    time,
-  });
+  // On top of R: only the directories holding a changed path are re-encoded. Staged: a
+  // proposal that loses writes nothing to P; an accepted one is written before L is rewritten.
+  const tree = await ctx.db.writeTree(
+    result,
+    { tree: remote.baseline.tree, entries: remote.entries },
+    { staged: true },
+  );
+  const head = await ctx.db.writeCommit(
+    { tree, parent: remote.current?.manifest.head, message, time },
+    { staged: true },
+  );
   const proposal = await propose(ctx, remote, head);
   call.signal?.throwIfAborted();
+  const moved = await currentMoved(ctx, remote);
+  if (moved.lost) return { accepted: false, observed: moved.now };
   try {
     await ctx.cfg.store.putImmutable(proposal.key, proposal.pack, {
       'slivingdoc-sha256': sha256Hex(proposal.pack),

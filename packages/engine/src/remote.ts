@@ -161,7 +161,13 @@ async function importMissing(ctx: DirContext, manifest: Manifest): Promise<void>
   for (const download of downloads) download.catch(() => {});
   // Until the closure check passes, what this import brings is present but unverified.
   for (const descriptor of needed) ctx.suspectHeads.add(descriptor.head);
-  for (const download of downloads) await importPack(ctx.db, await download);
+  // Small increments stay in memory until a baseline naming them is recorded (persistStaged):
+  // a contending writer imports one per competing publication and would otherwise create
+  // files for each.
+  for (const [i, download] of downloads.entries()) {
+    const staged = (needed[i] as PackDescriptor).size <= SMALL_PACK_BYTES;
+    await importPack(ctx.db, await download, { staged });
+  }
   const anchor = start > 0 ? (chain[start - 1] as PackDescriptor).head : undefined;
   await verifyNewClosure(ctx, anchor, manifest.head);
   for (const descriptor of needed) ctx.suspectHeads.delete(descriptor.head);

@@ -126,6 +126,8 @@ export async function synchronize(
   const merged = await threeWayMerge(ctx, entry.baseEntries, local.entries, remote.entries);
   await failpoint(ctx.cfg.failpoints, FAILPOINT.afterMerge);
   call.signal?.throwIfAborted();
+  // R's objects may be staged in memory: on disk before the baseline names them.
+  await ctx.db.persistStaged();
   const written = await rewriteLocal(ctx, call, {
     local,
     target: merged.result,

@@ -129,6 +129,34 @@ describe('optimistic publication', () => {
     expect((await current(store)).manifest.generation).toBe(1n);
   });
 
+  it('an attempt whose current moved before the upload loses without uploading a pack or sending the CAS', async () => {
+    const store = memoryStore();
+    const failpoints = new FailpointRegistry();
+    const { alice, bob } = await aliceAndBob(store, { failpoints });
+    await put(bob.dir, 'b.md', 'b\n');
+    await put(alice.dir, 'c.md', 'c\n');
+    // Bob publishes after Alice read R and merged, before she uploads.
+    failpoints.set(
+      FAILPOINT.afterFetch,
+      async () => void (await bob.service.commit({ message: 'b' })),
+      1,
+    );
+    store.clearCalls();
+    const result = await alice.service.commit({ message: 'c' });
+    expect(result.generation).toBe(3);
+    const { manifest } = await current(store);
+    expect(manifest.increments.map((i) => i.key)).toHaveLength(2);
+    // One pack and one CAS each: Bob's, and Alice's second attempt on top of his.
+    expect(store.calls.filter((c) => c.op === 'putImmutable')).toHaveLength(2);
+    expect(store.calls.filter((c) => c.op === 'replaceIfMatch')).toHaveLength(2);
+    expect(store.calls.filter((c) => c.op === 'putImmutable').map((c) => c.keys[0])).toEqual(
+      manifest.increments.map((i) => i.key),
+    );
+    const reader = await participant(store);
+    await reader.service.pull({});
+    expect(await snapshot(reader.dir)).toMatchObject({ 'b.md': 'b\n', 'c.md': 'c\n' });
+  });
+
   it('a lost race re-fetches only the new increments', async () => {
     const store = memoryStore();
     const failpoints = new FailpointRegistry();
