@@ -10,11 +10,11 @@ import {
   type FileStat,
   type SuccessResult,
 } from '@slivingdoc/envelope';
-import { diffstat, findMarkerBlocks, type TreeEntries } from '@slivingdoc/merge';
+import { diffstat, findMarkerBlocks, sameEntries, type TreeEntries } from '@slivingdoc/merge';
 import { backoff } from './backoff';
 import type { Baseline } from './baseline';
 import type { CallState, DirContext } from './context';
-import { changedPaths, type LocalSnapshot, sameEntries, scanLocal } from './local';
+import { changedPaths, type LocalSnapshot, scanLocal } from './local';
 import { rewriteLocal } from './materialize';
 import { publishAttempt } from './publish';
 import { type Current, loadRemote, prefetchRemote } from './remote';

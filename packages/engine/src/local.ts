@@ -51,10 +51,3 @@ export function changedPaths(before: TreeEntries, after: TreeEntries): string[] 
   for (const path of before.keys()) if (!after.has(path)) changed.push(path);
   return changed;
 }
-
-/** True when both trees hold the same paths with the same blobs. */
-export function sameEntries(a: TreeEntries, b: TreeEntries): boolean {
-  if (a.size !== b.size) return false;
-  for (const [path, oid] of a) if (b.get(path) !== oid) return false;
-  return true;
-}

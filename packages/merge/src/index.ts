@@ -32,4 +32,5 @@ export {
   type MergeConflict,
   type MergeConflictReason,
   merge3,
+  sameEntries,
 } from './treeMerge';

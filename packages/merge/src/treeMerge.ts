@@ -48,7 +48,10 @@ export async function merge3(
   input: Merge3Input,
 ): Promise<{ result: TreeEntries; conflicts: MergeConflict[] }> {
   const { base, local, remote, db } = input;
-  const result: TreeEntries = new Map();
+  // One side unchanged (nearly every call): the other side is the result, shared rather than
+  // rebuilt path by path. Results are read-only for callers, like the inputs.
+  if (sameEntries(local, base)) return { result: remote, conflicts: [] };
+  const result: TreeEntries = sameEntries(remote, base) ? local : new Map();
   const conflicts = new Map<string, MergeConflict>();
   const decide = async (
     path: string,
@@ -74,20 +77,33 @@ export async function merge3(
     }
     if (merged !== undefined) result.set(path, merged);
   };
-  // Every path once, local's first, then remote's, then base's, without building their union:
-  // on a 10,000-file notebook with one change nearly every path takes the first, cheap branch.
-  for (const [path, l] of local) {
-    const r = remote.get(path);
-    if (l === r) result.set(path, r);
-    else await decide(path, base.get(path), l, r);
+  // With R = A every path's rule picks L's side: the result is L. Otherwise every path once,
+  // local's first, then remote's, then base's, without building their union.
+  if (result !== local) {
+    for (const [path, l] of local) {
+      const r = remote.get(path);
+      if (l === r) result.set(path, r);
+      else await decide(path, base.get(path), l, r);
+    }
+    for (const [path, r] of remote)
+      if (!local.has(path)) await decide(path, base.get(path), undefined, r);
+    for (const [path, a] of base)
+      if (!local.has(path) && !remote.has(path)) await decide(path, a, undefined, undefined);
   }
-  for (const [path, r] of remote)
-    if (!local.has(path)) await decide(path, base.get(path), undefined, r);
-  for (const [path, a] of base)
-    if (!local.has(path) && !remote.has(path)) await decide(path, a, undefined, undefined);
   const moved = moveCollidingLocalPaths(result, remote, input.foldKey);
-  for (const [path, reason] of moved) conflicts.set(path, { path, reason, ranges: [] });
-  return { result, conflicts: [...conflicts.values()].sort((x, y) => compareUtf8(x.path, y.path)) };
+  for (const [path, reason] of moved.collisions) conflicts.set(path, { path, reason, ranges: [] });
+  return {
+    result: moved.result,
+    conflicts: [...conflicts.values()].sort((x, y) => compareUtf8(x.path, y.path)),
+  };
+}
+
+/** True when both trees hold the same paths with the same blobs. */
+export function sameEntries(a: TreeEntries, b: TreeEntries): boolean {
+  if (a === b) return true;
+  if (a.size !== b.size) return false;
+  for (const [path, oid] of a) if (b.get(path) !== oid) return false;
+  return true;
 }
 
 /** Every proper directory prefix of `path` and then the path itself. */
@@ -101,16 +117,18 @@ function prefixesOf(path: string): string[] {
 
 /**
  * Moves result paths that are not R's (they came from the local side) away from R's paths they
- * collide with, in place. Returns the collision points and their reasons.
+ * collide with. Returns the result (a copy when anything moved: `merged` may be the caller's L)
+ * and the collision points with their reasons.
  */
 function moveCollidingLocalPaths(
-  result: TreeEntries,
+  merged: TreeEntries,
   remote: TreeEntries,
   foldKey: (path: string) => string,
-): Map<string, 'FILE_DIRECTORY' | 'NAME_COLLISION'> {
+): { result: TreeEntries; collisions: Map<string, 'FILE_DIRECTORY' | 'NAME_COLLISION'> } {
+  let result = merged;
   const movable = [...result.keys()].filter((path) => !remote.has(path)).sort();
   const collisions = new Map<string, 'FILE_DIRECTORY' | 'NAME_COLLISION'>();
-  if (movable.length === 0) return collisions;
+  if (movable.length === 0) return { result, collisions };
   // Anchors: R's paths that the result keeps. Index their files, directories and folded forms.
   const anchorFiles = new Set<string>();
   const anchorDirs = new Set<string>();
@@ -151,9 +169,10 @@ function moveCollidingLocalPaths(
       renames.set(hit.at, target);
       collisions.set(hit.at, hit.reason);
     }
+    if (result === merged) result = new Map(merged);
     const oid = result.get(path) as Oid;
     result.delete(path);
     result.set(target + path.slice(hit.at.length), oid);
   }
-  return collisions;
+  return { result, collisions };
 }
