@@ -103,6 +103,15 @@ async function cachedPack(
 }
 
 async function downloadPack(store: ObjectStore, descriptor: PackDescriptor): Promise<Uint8Array> {
+  if (descriptor.size <= SMALL_PACK_BYTES) {
+    // One read: a stream's machinery costs more than a small increment's bytes.
+    const object = await store.get(descriptor.key);
+    if (object === undefined) throw new PackVanished(descriptor.key);
+    const bytes = object.body;
+    if (BigInt(bytes.byteLength) !== descriptor.size || sha256Hex(bytes) !== descriptor.sha256)
+      throw checksumMismatch();
+    return bytes;
+  }
   const stream = await store.getStream(descriptor.key);
   if (stream === undefined) throw new PackVanished(descriptor.key);
   const limit = descriptor.size;

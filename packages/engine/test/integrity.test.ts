@@ -67,7 +67,10 @@ describe('integrity of R', () => {
     store.clearCalls();
     const err = await rejection(reader.service.pull({}));
     expect(err).toMatchObject({ code: 'STORAGE_INTEGRITY', reason: 'INVALID_MANIFEST' });
-    expect(store.calls.filter((c) => c.op === 'getStream')).toEqual([]);
+    const packReads = store.calls.filter(
+      (c) => c.op === 'getStream' || (c.op === 'get' && c.keys[0]?.startsWith('packs/')),
+    );
+    expect(packReads).toEqual([]);
     expect(await snapshot(reader.dir)).toEqual({ 'mine.md': 'mine\n' });
   });
 

@@ -58,9 +58,10 @@ export interface ObjectDb {
   /** True when the object is present (staged in memory, loose, or in an indexed pack). */
   has(oid: Oid): Promise<boolean>;
   /**
-   * Writes every staged object to disk: commits with isomorphic-git's `writeObject` (SPEC §6),
-   * trees and blobs as one pack. Must run before anything durable (a recorded baseline, the
-   * stat cache) names a staged object. A no-op when nothing is staged.
+   * Writes every staged object to disk: commits this database serialised with isomorphic-git's
+   * `writeObject` (SPEC §6), everything else (imported commits included) as one pack. Must run
+   * before anything durable (a recorded baseline, the stat cache) names a staged object. A no-op
+   * when nothing is staged.
    */
   persistStaged(): Promise<void>;
 }
@@ -105,6 +106,8 @@ export class GitObjectDb implements ObjectDb {
   readonly #objects = new ObjectCache(CACHE_LIMIT_BYTES);
   /** Objects not yet on disk (see {@link StageOption}); never evicted before they are written. */
   readonly #staged = new Map<Oid, CachedObject>();
+  /** Staged commits this database serialised itself (imported ones travel in packs). */
+  readonly #stagedOwnCommits = new Set<Oid>();
   #stagedBytes = 0;
   /** Roots this database encoded itself (canonical all the way down), newest last, bounded. */
   readonly #builtTrees = new Set<Oid>();
@@ -222,6 +225,7 @@ export class GitObjectDb implements ObjectDb {
     const content = encodeCommit(commit);
     if (opts.staged) {
       const oid = await this.#stageNew('commit', content);
+      if (this.#staged.has(oid)) this.#stagedOwnCommits.add(oid);
       await this.#boundStaged();
       return oid;
     }
@@ -268,6 +272,7 @@ export class GitObjectDb implements ObjectDb {
     const object = this.#staged.get(oid);
     if (object === undefined) return;
     this.#staged.delete(oid);
+    this.#stagedOwnCommits.delete(oid);
     this.#stagedBytes -= object.content.byteLength;
   }
 
@@ -284,15 +289,16 @@ export class GitObjectDb implements ObjectDb {
   async persistStaged(): Promise<void> {
     if (this.#staged.size === 0) return;
     const staged = [...this.#staged];
-    for (const [, object] of staged) {
-      if (object.type === 'commit') await this.#writeCommitObject(object.content);
+    for (const [oid, object] of staged) {
+      if (this.#stagedOwnCommits.has(oid)) await this.#writeCommitObject(object.content);
     }
-    const packed = staged.filter(([, object]) => object.type !== 'commit');
+    const packed = staged.filter(([oid]) => !this.#stagedOwnCommits.has(oid));
     if (packed.length > 0) {
       const pack = buildPack(packed.map(([, object]) => object));
       await installPack(this, pack.bytes, pack.summary);
     }
     for (const [oid] of staged) this.#staged.delete(oid);
+    this.#stagedOwnCommits.clear();
     this.#stagedBytes = 0;
   }
 

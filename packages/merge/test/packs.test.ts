@@ -1,4 +1,4 @@
-import { readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import { createFsFromVolume, Volume } from 'memfs';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
@@ -302,6 +302,11 @@ describe('staged objects', () => {
     expect(readdirSync(`${gitdir}/objects/pack`)).toEqual([]);
 
     await db.persistStaged();
+    // Our own commit through writeObject (a loose object); the imported one inside the pack.
+    const loose = (oid: string) =>
+      existsSync(`${gitdir}/objects/${oid.slice(0, 2)}/${oid.slice(2)}`);
+    expect(loose(head)).toBe(true);
+    expect(loose(first.head)).toBe(false);
     const after = await openObjectDb({ gitdir });
     await verifyClosure(after, head);
     expect(await after.readTree(tree)).toEqual(entries);
