@@ -101,6 +101,7 @@ export async function commitLocked(
   const changedSet = new Set(changed);
   /** Rewrites L to the accepted `target`, records `baseline` and answers OK with `files`. */
   const accept = async (target: TreeEntries, baseline: Baseline, files: FileStat[]) => {
+    ctx.trees.remember(baseline.tree, target);
     // Objects staged in memory (R's small increments, our proposal) reach P before the
     // baseline names them.
     await ctx.db.persistStaged();

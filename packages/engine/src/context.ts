@@ -64,12 +64,27 @@ export class TreeCache {
       return hit;
     }
     const entries = await db.readTree(tree);
+    this.#keep(tree, entries);
+    return entries;
+  }
+
+  /**
+   * Records the files of a tree this process just had accepted, so the next call neither reads
+   * it back nor re-checks its paths: every path came from a scan that applied the path rules
+   * or from a validated R, and a merge that would make two collide publishes nothing.
+   */
+  remember(tree: string, entries: TreeEntries): void {
+    this.#entries.delete(tree);
+    this.#keep(tree, entries);
+    this.#validated.add(tree);
+  }
+
+  #keep(tree: string, entries: TreeEntries): void {
     this.#entries.set(tree, entries);
     if (this.#entries.size > this.capacity) {
       const oldest = this.#entries.keys().next().value;
       if (oldest !== undefined) this.#entries.delete(oldest);
     }
-    return entries;
   }
 
   /** True when this remote tree already passed the path rules. */
