@@ -3,7 +3,6 @@ import {
   type BigIntStats,
   closeSync,
   constants,
-  type Dirent,
   fstatSync,
   lstatSync,
   openSync,
@@ -121,15 +120,12 @@ class Scan {
   // the system calls themselves. The scan yields to the event loop after each directory,
   // so other work waits at most for one directory's worth of calls.
   async directory(dir: SecureDir, prefix: string): Promise<void> {
-    const entries = readdirSync(dir.self, {
-      withFileTypes: true,
-      encoding: 'buffer',
-    }) as unknown as Dirent<Buffer>[];
     const subdirs: string[] = [];
-    for (const entry of entries) {
-      const sub = this.entry(dir, prefix, entry);
+    const { names, utf8 } = listNames(dir);
+    names.forEach((name, i) => {
+      const sub = this.entry(dir, prefix, name, utf8?.[i] ?? true);
       if (sub !== undefined) subdirs.push(sub);
-    }
+    });
     await yieldToEventLoop();
     // Sequential descent keeps one open descriptor per level.
     for (const name of sortByUtf8(subdirs, (subdir) => subdir)) {
@@ -143,16 +139,14 @@ class Scan {
   }
 
   /** Classifies one entry; returns its name when it is a directory to descend into. */
-  private entry(dir: SecureDir, prefix: string, entry: Dirent<Buffer>): string | undefined {
-    const rawName = entry.name;
-    const name = rawName.toString('utf8');
+  private entry(dir: SecureDir, prefix: string, name: string, utf8: boolean): string | undefined {
     const path = prefix + name;
-    if (!isUtf8(rawName)) return this.problem(path, 'INVALID_NAME');
+    if (!utf8) return this.problem(path, 'INVALID_NAME');
     if (isTempName(name)) {
       this.removeStaleTemp(dir, name);
       return undefined;
     }
-    if (entry.isFile() && this.unchangedSinceCached(path)) return undefined;
+    if (this.unchangedSinceCached(path)) return undefined;
     const stats = ifPresent(() => lstatSync(dir.child(name), { bigint: true }));
     if (!stats) return undefined;
     if (stats.isSymbolicLink()) return this.problem(path, 'SYMLINK');
@@ -340,6 +334,21 @@ function readStableContent(
     }
   }
   throw new ConcurrentEditError([path]);
+}
+
+/**
+ * The names in `dir` and, when some may not be UTF-8, whether each one is. Listed as strings
+ * first (no Buffer per name); only a directory where a name decoded to U+FFFD, which may stand
+ * for bytes that are not UTF-8, is listed again as bytes, and that second listing is used.
+ */
+function listNames(dir: SecureDir): { names: string[]; utf8?: boolean[] } {
+  const names = readdirSync(dir.self);
+  if (!names.some((name) => name.includes('\uFFFD'))) return { names };
+  const raw = readdirSync(dir.self, { encoding: 'buffer' });
+  return {
+    names: raw.map((bytes) => bytes.toString('utf8')),
+    utf8: raw.map((bytes) => isUtf8(bytes)),
+  };
 }
 
 /** Runs a file system call; `undefined` when the entry vanished meanwhile. */

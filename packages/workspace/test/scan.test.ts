@@ -54,6 +54,14 @@ describe('scanNotebook', () => {
     expect([...files.keys()]).toEqual(['a.md', '\uFF5A.md', '\u{1F600}.md']);
   });
 
+  it('tells a name with U+FFFD in it from a name that is not UTF-8', async () => {
+    await writeTree(L, { 'sub/valid-\uFFFD.md': 'x', 'sub/also-valid-\uFFFD.md': 'y' });
+    await writeFile(Buffer.from(`${L}/sub/bad-\xff.md`, 'latin1'), 'z');
+    const { files, problems } = await scanNotebook(L, { cache: emptyStatCache() });
+    expect([...files.keys()]).toEqual(['sub/also-valid-\uFFFD.md', 'sub/valid-\uFFFD.md']);
+    expect(problems).toEqual([{ path: 'sub/bad-\uFFFD.md', reason: 'INVALID_NAME', ranges: [] }]);
+  });
+
   it('reads hard links as independent files', async () => {
     await writeTree(L, { 'a.md': 'same' });
     await link(join(L, 'a.md'), join(L, 'b.md'));
