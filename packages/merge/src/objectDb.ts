@@ -236,13 +236,19 @@ export class GitObjectDb implements ObjectDb {
   }
 
   async #writeCommitObject(content: Uint8Array): Promise<Oid> {
-    // SPEC §6 names this call: the content format stores our bytes unchanged.
+    // SPEC §6 names this call: our bytes are stored unchanged. Handed over already wrapped and
+    // deflated with Node's zlib: for the content format isomorphic-git deflates through a web
+    // CompressionStream, about 10 ms of CPU per commit here (plus a first-use set-up per
+    // process), once per accepted commit of every writer.
+    const oid = hashObject('commit', content);
+    const wrapped = Buffer.concat([Buffer.from(`commit ${content.byteLength}\0`), content]);
     const written = await git.writeObject({
       fs: this.#synchronousFs(),
       gitdir: this.gitdir,
       type: 'commit',
-      object: content,
-      format: 'content',
+      object: deflateSync(wrapped),
+      format: 'deflated',
+      oid,
     });
     this.#objects.set(written, { type: 'commit', content });
     return written;
