@@ -1,13 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type * as NodeFs from 'node:fs';
-import { deflateSync } from 'node:zlib';
 import * as git from 'isomorphic-git';
 import { createFsFromVolume, Volume } from 'memfs';
 import { type CommitData, decodeCommit, encodeCommit } from './commitCodec';
 import { CommitFormatError, ObjectMissingError, TreeError } from './errors';
 import { type CachedObject, ObjectCache } from './objectCache';
 import { hashObject, isOid, type ObjectType, type Oid } from './objectFormat';
-import { buildPack } from './packFormat';
+import { buildPack, deflateObject } from './packFormat';
 import { installPack } from './packInstall';
 import { privateModeFs } from './privateModeFs';
 import { type BaseTree, rebuildTree } from './treeBuild';
@@ -246,7 +245,7 @@ export class GitObjectDb implements ObjectDb {
       fs: this.#synchronousFs(),
       gitdir: this.gitdir,
       type: 'commit',
-      object: deflateSync(wrapped),
+      object: deflateObject(wrapped),
       format: 'deflated',
       oid,
     });
@@ -363,7 +362,7 @@ export class GitObjectDb implements ObjectDb {
     const path = `${dir}/${oid.slice(2)}`;
     if (fs.existsSync(path)) return;
     const header = Buffer.from(`${type} ${content.byteLength}\0`);
-    const deflated = deflateSync(Buffer.concat([header, content]));
+    const deflated = deflateObject(Buffer.concat([header, content]));
     const temp = `${dir}/tmp-${randomUUID()}`;
     try {
       try {
