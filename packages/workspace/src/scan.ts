@@ -103,7 +103,9 @@ class ReadFile implements ScannedFile {
 class Scan {
   private readonly files: ScannedFile[] = [];
   private readonly problems: ScanProblem[] = [];
-  // The first valid file or directory path per case-fold key, and every path that collides.
+  // Every valid file and directory path; the first such path per case-fold key among those
+  // that are not their own key; every path that collides.
+  private readonly remembered: string[] = [];
   private readonly pathByKey = new Map<string, string>();
   private readonly colliding = new Set<string>();
   private readonly rootBytes: number;
@@ -190,9 +192,9 @@ class Scan {
   }
 
   private pathReason(path: string): ScanReason | undefined {
-    const reason = factsOf(path).reason;
-    if (reason) return reason;
-    if (this.rootBytes + 1 + Buffer.byteLength(path, 'utf8') > MAX_ABSOLUTE_PATH_BYTES) {
+    const facts = factsOf(path);
+    if (facts.reason) return facts.reason;
+    if (this.rootBytes + 1 + facts.bytes > MAX_ABSOLUTE_PATH_BYTES) {
       return 'PATH_TOO_DEEP';
     }
     return undefined;
@@ -224,12 +226,16 @@ class Scan {
     if (stats?.isFile()) ifPresent(() => unlinkSync(dir.child(name)));
   }
 
+  // Two paths collide when they share a case-fold key. Two distinct paths that are each their
+  // own key cannot, so only the others (capitals, ß, …) go into a map here; whether one of them
+  // has the key of a path that is its own key is checked once, in result().
   private remember(path: string): void {
-    const facts = factsOf(path);
-    facts.key ??= foldKey(path);
-    const other = this.pathByKey.get(facts.key);
+    const key = foldKeyOf(path);
+    this.remembered.push(path);
+    if (key === path) return;
+    const other = this.pathByKey.get(key);
     if (other === undefined) {
-      this.pathByKey.set(facts.key, path);
+      this.pathByKey.set(key, path);
       return;
     }
     this.colliding.add(other);
@@ -242,6 +248,14 @@ class Scan {
   }
 
   result(): ScanResult {
+    if (this.pathByKey.size > 0) {
+      for (const path of this.remembered) {
+        const other = foldKeyOf(path) === path ? this.pathByKey.get(path) : undefined;
+        if (other === undefined) continue;
+        this.colliding.add(other);
+        this.colliding.add(path);
+      }
+    }
     for (const path of this.colliding) this.problem(path, 'NAME_COLLISION');
     // A path has one problem, except a colliding name that also breaks another rule.
     const problems = sortByUtf8(
@@ -254,9 +268,11 @@ class Scan {
   }
 }
 
-/** What the path rules say about one notebook path; both depend on the path string only. */
+/** What the path rules say about one notebook path; all depend on the path string only. */
 interface PathFacts {
   reason: ScanReason | undefined;
+  /** Its length in UTF-8 bytes. */
+  bytes: number;
   /** Computed on first use (only valid paths are folded). */
   key?: string;
 }
@@ -266,7 +282,7 @@ const PATH_MEMO_LIMIT = 100_000;
 const pathMemo = new Map<string, PathFacts>();
 
 /**
- * The path check and the case-folding key of `path`, memoised across scans: every scan of an
+ * The path check, byte length and case-folding key of `path`, memoised across scans: every scan of an
  * N-file notebook asks both for every path, and full Unicode folding plus the segment rules
  * cost more than the file's `lstat` itself. Pure functions of the string, so a memo is exact.
  */
@@ -274,9 +290,19 @@ function factsOf(path: string): PathFacts {
   const known = pathMemo.get(path);
   if (known) return known;
   if (pathMemo.size >= PATH_MEMO_LIMIT) pathMemo.clear();
-  const facts: PathFacts = { reason: checkNotebookPath(path) };
+  const facts: PathFacts = {
+    reason: checkNotebookPath(path),
+    bytes: Buffer.byteLength(path, 'utf8'),
+  };
   pathMemo.set(path, facts);
   return facts;
+}
+
+/** The case-folding key of `path`, computed once per remembered path. */
+function foldKeyOf(path: string): string {
+  const facts = factsOf(path);
+  facts.key ??= foldKey(path);
+  return facts.key;
 }
 
 type ReadOutcome =
