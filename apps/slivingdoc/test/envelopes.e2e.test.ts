@@ -21,7 +21,7 @@
  *   the store package with a matching descriptor).
  * - RECOVERY_FAILURE: engine failpoints (SLIVINGDOC_FAILPOINTS) fail the rewrite of L and its
  *   repair (UNEXPECTED_FAILURE); with the flag left, the store failing every read of `current`
- *   (its newest version file replaced by a directory) keeps the repair pending (RESYNC_PENDING).
+ *   (a directory in place of its newest version file) keeps the repair pending (RESYNC_PENDING).
  * - ENGINE_FAILED: private state or a parent directory in L that refuses writes; a failpoint
  *   before L changes for INTERNAL_ERROR.
  *
@@ -33,6 +33,9 @@
  * lowered process limits, which a test cannot arrange without privileges it should not need.
  * A refused write to L after the rewrite began is RECOVERY_FAILURE by design (SPEC §10), so
  * LOCAL_WRITE_FAILED comes only from a notebook directory that cannot be created.
+ * The file reason FILE_DIRECTORY is not asserted: a file/directory conflict today ends in
+ * RECOVERY_FAILURE · UNEXPECTED_FAILURE on every call (the engine's materialize writes the
+ * first half of its changes, all writes, before the deletion that clears the way), reported.
  */
 import { execFileSync } from 'node:child_process';
 import {
@@ -195,6 +198,38 @@ describe('INVALID_REQUEST, INVALID_CONTENT and CONTENT_CONFLICT through one serv
     );
   });
 
+  it('INVALID_CONTENT · UNSUPPORTED_FILES for NAME_COLLISION, PATH_TOO_LONG and PATH_TOO_DEEP', async () => {
+    const dir = join(ws, 'limits');
+    expect((await server.call('notes_pull', { path: dir })).structured.code).toBe('OK');
+    writeFileSync(join(dir, 'Case.md'), 'upper\n');
+    writeFileSync(join(dir, 'case.md'), 'lower\n');
+    // 16 directories of 250 bytes: a notebook path of 4,016 bytes before the file name.
+    const segments = Array.from({ length: 16 }, (_, i) => `deep${i}`.padEnd(250, 'd'));
+    const deepest = join(dir, ...segments);
+    mkdirSync(deepest, { recursive: true });
+    const prefix = `${segments.join('/')}/`;
+    // 4,094 bytes: within the 4,096 of a notebook path, but L + '/' + it exceeds 4,095.
+    const tooDeep = `${'too-deep'.padEnd(4094 - prefix.length - 3, 'p')}.md`;
+    // 4,100 bytes: over the 4,096 a notebook path may have.
+    const tooLong = `${'too-long'.padEnd(4100 - prefix.length - 3, 'l')}.md`;
+    // The full paths exceed PATH_MAX, so the files are created relative to their directory.
+    execFileSync('sh', ['-c', 'printf deep > "$1" && printf long > "$2"', 'sh', tooDeep, tooLong], {
+      cwd: deepest,
+    });
+    expectEnvelope(await server.call('notes_pull', { path: dir }), {
+      code: 'INVALID_CONTENT',
+      reason: 'UNSUPPORTED_FILES',
+      files: [
+        { path: 'Case.md', reason: 'NAME_COLLISION', ranges: [] },
+        { path: 'case.md', reason: 'NAME_COLLISION', ranges: [] },
+        { path: `${prefix}${tooDeep}`, reason: 'PATH_TOO_DEEP', ranges: [] },
+        { path: `${prefix}${tooLong}`, reason: 'PATH_TOO_LONG', ranges: [] },
+      ],
+    });
+    expect(readdirSync(deepest).sort()).toEqual([tooDeep, tooLong]);
+    expect(readdirSync(dir)).toEqual(expect.arrayContaining(['Case.md', 'case.md', segments[0]]));
+  });
+
   it('CONTENT_CONFLICT · MERGE_CONFLICT with marker ranges, then UNRESOLVED_MARKERS', async () => {
     const a = join(ws, 'copy-a');
     const b = join(ws, 'copy-b');
@@ -223,6 +258,42 @@ describe('INVALID_REQUEST, INVALID_CONTENT and CONTENT_CONFLICT through one serv
       reason: 'UNRESOLVED_MARKERS',
       files: [{ path: 'x.md', reason: 'MARKER_BLOCK', ranges: [{ start: 2, end: 6 }] }],
     });
+  });
+
+  it('CONTENT_CONFLICT · MERGE_CONFLICT with MODIFY_DELETE and NAME_COLLISION; the local bytes are kept', async () => {
+    const a = join(ws, 'moves-a');
+    const b = join(ws, 'moves-b');
+    expect((await server.call('notes_pull', { path: a })).structured.code).toBe('OK');
+    writeFileSync(join(a, 'gone.md'), 'base\n');
+    expect((await server.call('notes_commit', { message: 'base', path: a })).structured.code).toBe(
+      'OK',
+    );
+    expect((await server.call('notes_pull', { path: b })).structured.code).toBe('OK');
+    // The remote side deletes gone.md and adds Note.md.
+    rmSync(join(a, 'gone.md'));
+    writeFileSync(join(a, 'Note.md'), 'remote note\n');
+    expect((await server.call('notes_commit', { message: 'r', path: a })).structured.code).toBe(
+      'OK',
+    );
+    // The local side modifies gone.md and adds note.md, which folds onto Note.md.
+    writeFileSync(join(b, 'gone.md'), 'base, edited\n');
+    writeFileSync(join(b, 'note.md'), 'local note\n');
+    expectEnvelope(await server.call('notes_commit', { message: 'l', path: b }), {
+      code: 'CONTENT_CONFLICT',
+      reason: 'MERGE_CONFLICT',
+      files: [
+        { path: 'gone.md', reason: 'MODIFY_DELETE', ranges: [] },
+        { path: 'note.md', reason: 'NAME_COLLISION', ranges: [] },
+      ],
+    });
+    // (the server's other cases share its store, so other accepted files may be here too)
+    const after = snapshot(b);
+    expect(after).toMatchObject({
+      'Note.md': 'remote note\n',
+      'gone.md': 'base, edited\n',
+      'note.md~local': 'local note\n',
+    });
+    expect(after).not.toHaveProperty(['note.md']);
   });
 
   it('INVALID_ARGUMENTS for a duplicate key on the raw stdio line', async () => {
