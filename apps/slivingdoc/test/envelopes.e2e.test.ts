@@ -28,9 +28,10 @@
  * A directory "refuses writes" through its immutable attribute (`chattr +i`) when the tests
  * run as root — root ignores permission bits — and through mode 0500 otherwise.
  *
- * Not produced here, and why: the ENGINE_FAILED details other than `permission denied` (disk
- * full, read-only file system, too many open files, …) need a full or read-only mount or
- * lowered process limits, which a test cannot arrange without privileges it should not need.
+ * Not produced here, and why: the ENGINE_FAILED details other than `permission denied` and
+ * `file name too long` (disk full, read-only file system, too many open files, out of memory)
+ * need a full or read-only mount or starved process limits, which a test cannot arrange
+ * deterministically without privileges it should not need.
  * A refused write to L after the rewrite began is RECOVERY_FAILURE by design (SPEC §10), so
  * LOCAL_WRITE_FAILED comes only from a notebook directory that cannot be created.
  * The file reason FILE_DIRECTORY is not asserted: a file/directory conflict today ends in
@@ -608,7 +609,7 @@ describe('RECOVERY_FAILURE and ENGINE_FAILED', () => {
     });
   });
 
-  it('ENGINE_FAILED · LOCAL_WRITE_FAILED when a new notebook directory cannot be created in L', async () => {
+  it('ENGINE_FAILED · LOCAL_WRITE_FAILED when a new notebook directory cannot be created in L (permission denied, file name too long)', async () => {
     const { env, ws } = sandbox();
     const server = await serve(['--workspace-root', ws], env);
     const parent = join(ws, 'locked');
@@ -627,6 +628,16 @@ describe('RECOVERY_FAILURE and ENGINE_FAILED', () => {
     expect(readdirSync(parent)).toEqual([]);
     // Nothing was left half-registered: once writable, the same call succeeds.
     expect((await server.call('notes_pull', { path: nb })).structured.code).toBe('OK');
+    // A path segment over the file system's 255-byte name limit is a valid request path
+    // (SPEC §2 bounds only the whole path) that no directory can be created for.
+    for (const path of [join(ws, 'n'.repeat(256)), join(ws, 'n'.repeat(300), 'below')]) {
+      expectEnvelope(await server.call('notes_pull', { path }), {
+        code: 'ENGINE_FAILED',
+        reason: 'LOCAL_WRITE_FAILED',
+        detail: 'file name too long',
+      });
+    }
+    expect(readdirSync(ws)).toEqual(['locked']);
   });
 
   it('ENGINE_FAILED when private state refuses writes, or on an unclassified failure', async () => {
