@@ -57,10 +57,18 @@ function fileKeyOf(stats: BigIntStats): string {
   return `${stats.size}:${stats.mtimeNs}:${stats.ctimeNs}:${stats.ino}:${stats.dev}`;
 }
 
+const STAMP_KEY = /^(\d+):(-?\d+):(-?\d+):(\d+):(\d+)$/;
+
 function parseStampKey(key: string): FileStamp | null {
-  const parts = key.split(':');
-  if (parts.length !== 5 || !parts.every((part) => /^-?\d+$/.test(part))) return null;
-  const [size, mtimeNs, ctimeNs, ino, dev] = parts as [string, string, string, string, string];
+  const match = STAMP_KEY.exec(key);
+  if (!match) return null;
+  const [size, mtimeNs, ctimeNs, ino, dev] = match.slice(1) as [
+    string,
+    string,
+    string,
+    string,
+    string,
+  ];
   return {
     size: Number(size),
     mtimeNs: BigInt(mtimeNs),
