@@ -1,7 +1,7 @@
 // `pnpm bench` in apps/slivingdoc: start-up figures of the built bin (build it first).
 //   - `slivingdoc version` wall time
 //   - embedded `serve`: spawn → initialize response, spawn → first completed notes_pull on an
-//     empty notebook, resident memory (VmRSS) right after initialize
+//     empty notebook, resident memory (VmRSS) right after initialize and after that pull
 // Raw newline-delimited JSON-RPC over the child's stdio, so client overhead is not counted.
 // Each serve run gets fresh HOME/XDG/TMPDIR directories (an empty embedded store).
 // BENCH_BINS=<cli.js>,<cli.js> compares builds side by side (e.g. a worktree of an older
@@ -72,10 +72,11 @@ async function serveRun(bin) {
   const pull = await request(2, 'tools/call', { name: 'notes_pull', arguments: {} });
   if (pull.result?.structuredContent?.code !== 'OK') throw new Error(JSON.stringify(pull));
   const firstPullMs = elapsed();
+  const rssAfterPull = rssMiB(child.pid);
   const exited = new Promise((resolve) => child.on('exit', resolve));
   child.stdin.end();
   await exited;
-  return { initializeMs, firstPullMs, rss };
+  return { initializeMs, firstPullMs, rss, rssAfterPull };
 }
 
 const median = (xs) => {
@@ -115,6 +116,11 @@ const rowsOf = (b) => [
     'serve: resident memory after initialize',
     'MiB',
     serves[b].map((r) => r.rss),
+  ),
+  row(
+    'serve: resident memory after the first notes_pull',
+    'MiB',
+    serves[b].map((r) => r.rssAfterPull),
   ),
 ];
 const fmt = (x) => x.toFixed(1).padStart(8);
