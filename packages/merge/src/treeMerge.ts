@@ -115,6 +115,83 @@ function prefixesOf(path: string): string[] {
   return prefixes;
 }
 
+type Collision = { at: string; reason: 'FILE_DIRECTORY' | 'NAME_COLLISION' };
+
+/** R's paths that a result keeps: their files, directories and folded forms (first spelling). */
+interface Anchors {
+  files: Set<string>;
+  dirs: Set<string>;
+  folded: Map<string, string>;
+}
+
+/** Indexes the result's paths that R holds, those `relevant` accepts (default all). */
+function indexAnchors(
+  result: TreeEntries,
+  remote: TreeEntries,
+  foldKey: (path: string) => string,
+  relevant: (path: string) => boolean = () => true,
+): Anchors {
+  const anchors: Anchors = { files: new Set(), dirs: new Set(), folded: new Map() };
+  for (const path of result.keys()) {
+    if (!remote.has(path) || !relevant(path)) continue;
+    anchors.files.add(path);
+    for (const prefix of prefixesOf(path)) {
+      if (prefix !== path) anchors.dirs.add(prefix);
+      const folded = foldKey(prefix);
+      if (!anchors.folded.has(folded)) anchors.folded.set(folded, prefix);
+    }
+  }
+  return anchors;
+}
+
+/** Where `path` first collides with an anchor (file against directory, or folded name). */
+function collisionOf(
+  path: string,
+  anchors: Anchors,
+  foldKey: (path: string) => string,
+): Collision | undefined {
+  for (const prefix of prefixesOf(path)) {
+    const isDir = prefix !== path;
+    if (isDir ? anchors.files.has(prefix) : anchors.dirs.has(prefix))
+      return { at: prefix, reason: 'FILE_DIRECTORY' };
+    const owner = anchors.folded.get(foldKey(prefix));
+    if (owner !== undefined && owner !== prefix) return { at: prefix, reason: 'NAME_COLLISION' };
+  }
+  return undefined;
+}
+
+/**
+ * Whether any movable path collides at all, from the anchors that can matter: a collision at
+ * any depth needs equal folded first segments (folding is per segment), and the anchors'
+ * first-seen spellings keep their order, so this finds a collision exactly when the full index
+ * would. Folds one first segment per distinct spelling instead of every prefix of every path:
+ * adding one file to a 10,000-file notebook no longer folds 20,000 prefixes.
+ */
+function anyCollision(
+  movable: string[],
+  result: TreeEntries,
+  remote: TreeEntries,
+  foldKey: (path: string) => string,
+): boolean {
+  const firstSegment = (path: string) => {
+    const slash = path.indexOf('/');
+    return slash < 0 ? path : path.slice(0, slash);
+  };
+  const wanted = new Set(movable.map((path) => foldKey(firstSegment(path))));
+  const foldedFirst = new Map<string, string>();
+  const relevant = (path: string) => {
+    const segment = firstSegment(path);
+    let folded = foldedFirst.get(segment);
+    if (folded === undefined) {
+      folded = foldKey(segment);
+      foldedFirst.set(segment, folded);
+    }
+    return wanted.has(folded);
+  };
+  const anchors = indexAnchors(result, remote, foldKey, relevant);
+  return movable.some((path) => collisionOf(path, anchors, foldKey) !== undefined);
+}
+
 /**
  * Moves result paths that are not R's (they came from the local side) away from R's paths they
  * collide with. Returns the result (a copy when anything moved: `merged` may be the caller's L)
@@ -128,39 +205,18 @@ function moveCollidingLocalPaths(
   let result = merged;
   const movable = [...result.keys()].filter((path) => !remote.has(path)).sort();
   const collisions = new Map<string, 'FILE_DIRECTORY' | 'NAME_COLLISION'>();
-  if (movable.length === 0) return { result, collisions };
-  // Anchors: R's paths that the result keeps. Index their files, directories and folded forms.
-  const anchorFiles = new Set<string>();
-  const anchorDirs = new Set<string>();
-  const anchorFolded = new Map<string, string>();
-  for (const path of result.keys()) {
-    if (!remote.has(path)) continue;
-    anchorFiles.add(path);
-    for (const prefix of prefixesOf(path)) {
-      if (prefix !== path) anchorDirs.add(prefix);
-      const folded = foldKey(prefix);
-      if (!anchorFolded.has(folded)) anchorFolded.set(folded, prefix);
-    }
-  }
+  if (movable.length === 0 || !anyCollision(movable, result, remote, foldKey))
+    return { result, collisions };
+  // The full index: a renamed target may collide with anchors under any first segment.
+  const anchors = indexAnchors(result, remote, foldKey);
   const taken = (candidate: string): boolean =>
     result.has(candidate) ||
-    anchorDirs.has(candidate) ||
-    anchorFolded.has(foldKey(candidate)) ||
+    anchors.dirs.has(candidate) ||
+    anchors.folded.has(foldKey(candidate)) ||
     [...result.keys()].some((path) => path.startsWith(`${candidate}/`));
   const renames = new Map<string, string>();
   for (const path of movable) {
-    const prefixes = prefixesOf(path);
-    let hit: { at: string; reason: 'FILE_DIRECTORY' | 'NAME_COLLISION' } | undefined;
-    for (const prefix of prefixes) {
-      const isDir = prefix !== path;
-      if (isDir ? anchorFiles.has(prefix) : anchorDirs.has(prefix))
-        hit = { at: prefix, reason: 'FILE_DIRECTORY' };
-      else {
-        const owner = anchorFolded.get(foldKey(prefix));
-        if (owner !== undefined && owner !== prefix) hit = { at: prefix, reason: 'NAME_COLLISION' };
-      }
-      if (hit) break;
-    }
+    const hit = collisionOf(path, anchors, foldKey);
     if (!hit) continue;
     let target = renames.get(hit.at);
     if (target === undefined) {

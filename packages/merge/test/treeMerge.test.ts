@@ -286,6 +286,64 @@ describe('merge3 properties (fast-check)', () => {
     );
   });
 
+  it('reports a move exactly when some local path meets a kept R path (brute force), at any depth', async () => {
+    // Spellings that fold together (case, ß/ss) and files that are directories elsewhere.
+    const pool = [
+      'a',
+      'A',
+      'a/x',
+      'A/y',
+      'b/a',
+      'b/A/z',
+      'b/c',
+      'Straße',
+      'STRASSE/s',
+      'q/r/s',
+      'q/R',
+    ];
+    const filesOf = fc.subarray(pool).map((paths) => {
+      // A tree is a set of files: drop any path that is another's directory (R is validated).
+      const kept = paths.filter((p) => !paths.some((o) => o.startsWith(`${p}/`)));
+      return Object.fromEntries(kept.map((p) => [p, p]));
+    });
+    const prefixes = (path: string) =>
+      path.split('/').map((_, i, segs) => segs.slice(0, i + 1).join('/'));
+    await fc.assert(
+      fc.asyncProperty(filesOf, filesOf, async (local, remoteRaw) => {
+        // R spells each folded name one way (SPEC §4, checked when R is read).
+        const remote: Record<string, string> = {};
+        const spelling = new Map<string, string>();
+        for (const path of Object.keys(remoteRaw)) {
+          const clash = prefixes(path).some((p) => {
+            const other = spelling.get(testFoldKey(p));
+            return other !== undefined && other !== p;
+          });
+          if (clash) continue;
+          remote[path] = path;
+          for (const p of prefixes(path)) spelling.set(testFoldKey(p), p);
+        }
+        const kept = Object.keys(remote);
+        const movable = Object.keys(local).filter((p) => !(p in remote));
+        const meets = movable.some((path) =>
+          prefixes(path).some((q, depth) =>
+            kept.some((k) => {
+              const other = prefixes(k)[depth];
+              if (other === undefined) return false;
+              const isDir = q !== path;
+              if (isDir && q === k) return true;
+              if (!isDir && other === q && k !== q) return true;
+              return other !== q && testFoldKey(other) === testFoldKey(q);
+            }),
+          ),
+        );
+        const { conflicts } = await run({}, local, remote);
+        const moves = conflicts.filter((c) => c.reason !== 'TEXT_CONFLICT');
+        expect(moves.length > 0).toBe(meets);
+      }),
+      { numRuns: 150 },
+    );
+  });
+
   it('every reported range is a real marker block of the written content', () => {
     const lines = fc.array(fc.constantFrom(...LINES), { maxLength: 12 });
     fc.assert(
