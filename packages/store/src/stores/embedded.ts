@@ -1,16 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { constants } from 'node:fs';
-import {
-  link,
-  mkdir,
-  open,
-  readdir,
-  readFile,
-  rename,
-  rmdir,
-  stat,
-  unlink,
-} from 'node:fs/promises';
+import { constants, readdirSync, readFileSync } from 'node:fs';
+import { link, mkdir, open, readdir, rename, rmdir, stat, unlink } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { StoreError } from '../errors';
 import {
@@ -79,10 +69,16 @@ async function ensureDir(path: string): Promise<void> {
   for (const dir of [...created, dirname(first)]) await fsyncPath(dir);
 }
 
-/** Sequence numbers present in a version directory, ascending; empty when it does not exist. */
+/**
+ * Sequence numbers present in a version directory, ascending; empty when it does not exist.
+ * Reads here are synchronous: listing a small directory or reading a small file from the page
+ * cache takes microseconds, while each asynchronous call (a read is four: open, stat, read,
+ * close) waits for a slot in Node's 4-thread pool behind concurrent fsyncs. Every contending
+ * writer reads `current` several times per attempt.
+ */
 async function versionsIn(dir: string): Promise<bigint[]> {
   try {
-    const names = await readdir(dir);
+    const names = readdirSync(dir);
     return names
       .filter((n) => VERSION_NAME.test(n))
       .map((n) => BigInt(n))
@@ -133,7 +129,7 @@ export async function createEmbeddedStore(opts: {
       const seq = (await versionsIn(dir)).at(-1);
       if (seq === undefined) return undefined;
       try {
-        return { seq, body: await readFile(join(dir, versionName(seq))) };
+        return { seq, body: readFileSync(join(dir, versionName(seq))) };
       } catch (err) {
         if (errnoOf(err) !== 'ENOENT') throw err;
       }
@@ -217,7 +213,8 @@ export async function createEmbeddedStore(opts: {
       return guard('get', async () => {
         if (isPackKey(key)) {
           try {
-            const body = await readFile(pathOf(key));
+            // Synchronous like versionsIn: a pack read whole is a small one (large ones stream).
+            const body = readFileSync(pathOf(key));
             return { body, etag: etagOf(0n, body) };
           } catch (err) {
             if (errnoOf(err) === 'ENOENT') return undefined;
