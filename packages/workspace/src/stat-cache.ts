@@ -24,7 +24,8 @@ export interface StatCache {
 interface Entry {
   key: string;
   id: string;
-  stamp?: FileStamp | null;
+  // Always present (undefined until parsed), so every entry keeps one object shape.
+  stamp: FileStamp | null | undefined;
 }
 
 interface CacheFile {
@@ -168,7 +169,8 @@ function parseCache(text: string): Map<string, Entry> {
       return entries;
     }
     for (const [path, value] of Object.entries(parsed.entries)) {
-      if (isStoredEntry(value)) entries.set(path, { key: value[0], id: value[1] });
+      if (isStoredEntry(value))
+        entries.set(path, { key: value[0], id: value[1], stamp: undefined });
     }
   } catch {
     // Unparseable: an empty cache.
