@@ -9,19 +9,75 @@ const REF_DELTA = 7;
 const HEADER_BYTES = 12;
 const TRAILER_BYTES = 20;
 
+/** Objects up to this size are stored uncompressed in their zlib stream (see deflateObject). */
+const STORED_MAX_BYTES = 4 * 1024;
 /** Objects up to this size are deflated at the fastest level. */
 const FAST_DEFLATE_BYTES = 64 * 1024;
 
 /**
- * zlib of one object (pack entry or loose file). A small object deflated at zlib's default level
- * costs ~240 µs of CPU here, almost all of it stream set-up; at level 1 ~35 µs. A contended
- * commit deflates a few dozen small objects (its proposal, and on acceptance every increment it
- * imported meanwhile), so this is most of their cost; any level is valid git.
+ * zlib of one object (pack entry or loose file). Node builds a zlib stream object per call: for a
+ * small object at zlib's default level that set-up is most of ~240 µs of CPU here, at level 1
+ * still ~35 µs. A contended commit handles a few dozen small objects (its proposal, and on
+ * acceptance every increment it imported meanwhile), so objects of a few KiB are written as one
+ * stored (uncompressed) block, built here without zlib; any valid zlib stream is valid git
+ * (git's own `core.compression 0` writes the same).
  */
 export function deflateObject(bytes: Uint8Array): Buffer {
+  if (bytes.byteLength <= STORED_MAX_BYTES) return storedZlib(bytes);
   return bytes.byteLength <= FAST_DEFLATE_BYTES
     ? deflateSync(bytes, { level: 1 })
     : deflateSync(bytes);
+}
+
+/** zlib header for a 32 KiB window, "fastest" level, no dictionary (0x7801 % 31 === 0). */
+const ZLIB_HEADER = [0x78, 0x01] as const;
+/** Deflate block header byte: final block, stored (BTYPE 00), zero padding. */
+const FINAL_STORED_BLOCK = 0x01;
+const STORED_OVERHEAD = 2 + 5 + 4;
+
+function storedZlib(bytes: Uint8Array): Buffer {
+  const length = bytes.byteLength;
+  const out = Buffer.allocUnsafe(length + STORED_OVERHEAD);
+  out[0] = ZLIB_HEADER[0];
+  out[1] = ZLIB_HEADER[1];
+  out[2] = FINAL_STORED_BLOCK;
+  out.writeUInt16LE(length, 3);
+  out.writeUInt16LE(length ^ 0xffff, 5);
+  out.set(bytes, 7);
+  out.writeUInt32BE(adler32(bytes), 7 + length);
+  return out;
+}
+
+function adler32(bytes: Uint8Array): number {
+  let a = 1;
+  let b = 0;
+  // Exact in doubles for any length up to STORED_MAX_BYTES; reduced once at the end.
+  for (const byte of bytes) {
+    a += byte;
+    b += a;
+  }
+  return (((b % 65521) << 16) | (a % 65521)) >>> 0;
+}
+
+/**
+ * The content of a zlib stream at `at` exactly in the form {@link storedZlib} writes (one final
+ * stored block, matching length, matching Adler-32), and the bytes it spans; `undefined` for any
+ * other stream, which then goes through zlib.
+ */
+function readStoredZlib(
+  pack: Buffer,
+  at: number,
+  end: number,
+): { content: Buffer; consumed: number } | undefined {
+  if (at + STORED_OVERHEAD > end) return undefined;
+  if (pack[at] !== ZLIB_HEADER[0] || pack[at + 1] !== ZLIB_HEADER[1]) return undefined;
+  if (pack[at + 2] !== FINAL_STORED_BLOCK) return undefined;
+  const length = pack.readUInt16LE(at + 3);
+  if ((length ^ 0xffff) !== pack.readUInt16LE(at + 5)) return undefined;
+  if (length > STORED_MAX_BYTES || at + STORED_OVERHEAD + length > end) return undefined;
+  const content = pack.subarray(at + 7, at + 7 + length);
+  if (adler32(content) !== pack.readUInt32BE(at + 7 + length)) return undefined;
+  return { content: Buffer.from(content), consumed: STORED_OVERHEAD + length };
 }
 
 /** One whole (undeltified) object to put into a pack. */
@@ -151,26 +207,37 @@ export function scanPack(bytes: Uint8Array): PackSummary {
       throw new PackError('CORRUPT', `pack object ${index} has invalid type ${typeCode}`);
     }
     if (at >= bodyEnd) throw new PackError('TRUNCATED', `pack object ${index} has no data`);
-    let inflated: { buffer: Buffer; engine: { bytesWritten: number } };
-    try {
-      inflated = inflateSync(pack.subarray(at, bodyEnd), {
-        info: true,
-      }) as unknown as typeof inflated;
-    } catch (cause) {
-      throw new PackError('CORRUPT', `pack object ${index} does not inflate`, { cause });
-    }
-    if (inflated.buffer.length !== size)
+    const inflated = readStoredZlib(pack, at, bodyEnd) ?? inflateAt(pack, at, bodyEnd, index);
+    if (inflated.content.length !== size)
       throw new PackError('CORRUPT', `pack object ${index} has the wrong size`);
-    at += inflated.engine.bytesWritten;
+    at += inflated.consumed;
     const type = TYPE_NAMES[typeCode];
     entries.push({
       offset,
       crc: crc32(pack.subarray(offset, at)),
-      object: type ? { type, content: inflated.buffer } : undefined,
+      object: type ? { type, content: inflated.content } : undefined,
     });
   }
   if (at !== bodyEnd) throw new PackError('CORRUPT', 'pack holds bytes after its last object');
   return { checksum: checksum.toString('hex'), entries };
+}
+
+/** Inflates the zlib stream at `at` with zlib; the content and the bytes the stream spans. */
+function inflateAt(
+  pack: Buffer,
+  at: number,
+  end: number,
+  index: number,
+): { content: Buffer; consumed: number } {
+  try {
+    const inflated = inflateSync(pack.subarray(at, end), { info: true }) as unknown as {
+      buffer: Buffer;
+      engine: { bytesWritten: number };
+    };
+    return { content: inflated.buffer, consumed: inflated.engine.bytesWritten };
+  } catch (cause) {
+    throw new PackError('CORRUPT', `pack object ${index} does not inflate`, { cause });
+  }
 }
 
 /** One object's place in a pack, for its index. */

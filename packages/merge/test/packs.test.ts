@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import { createFsFromVolume, Volume } from 'memfs';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -193,6 +194,21 @@ describe.each([
       await expect(importPack(target, bad)).rejects.toBeInstanceOf(PackError);
       expect(await target.has(head)).toBe(false);
     }
+  });
+
+  it('a small object whose stored zlib block fails its Adler-32 is refused although the pack checksum is right', async () => {
+    const source = openMemoryObjectDb();
+    const { head } = await notebook(source, FILES);
+    const pack = Buffer.from(await createCheckpointPack(source, { head }));
+    const body = pack.subarray(0, pack.length - 20);
+    // The commit is the first object: header byte(s), then the zlib header 78 01, then 01.
+    const start = body.indexOf(Buffer.from([0x78, 0x01, 0x01]), 12);
+    expect(start).toBeGreaterThan(11);
+    body[start + 8] = (body[start + 8] as number) ^ 0x01;
+    const resealed = Buffer.concat([body, createHash('sha1').update(body).digest()]);
+    const target = await open();
+    await expect(importPack(target, resealed)).rejects.toMatchObject({ kind: 'CORRUPT' });
+    expect(await target.has(head)).toBe(false);
   });
 
   it('a pack missing an object fails the closure check naming the missing object', async () => {
