@@ -1,7 +1,8 @@
 // `pnpm bench` in apps/slivingdoc: start-up figures of the built bin (build it first).
 //   - `slivingdoc version` wall time
 //   - embedded `serve`: spawn → initialize response, spawn → first completed notes_pull on an
-//     empty notebook, resident memory (VmRSS) right after initialize and after that pull
+//     empty notebook, the server's CPU time at both points (/proc/<pid>/stat), resident memory
+//     (VmRSS) right after initialize and after that pull
 // Raw newline-delimited JSON-RPC over the child's stdio, so client overhead is not counted.
 // Each serve run gets fresh HOME/XDG/TMPDIR directories (an empty embedded store).
 // BENCH_BINS=<cli.js>,<cli.js> compares builds side by side (e.g. a worktree of an older
@@ -17,6 +18,9 @@ for (const bin of bins) {
     throw new Error(`${bin} is missing: build it (pnpm --filter slivingdoc build)`);
 }
 const RUNS = Number(process.env.BENCH_RUNS ?? 7);
+const CLOCK_TICKS = Number(
+  spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim() || 100,
+);
 
 function sandbox() {
   const home = mkdtempSync(join(tmpdir(), 'slivingdoc-bench-'));
@@ -34,6 +38,13 @@ function versionMs(bin) {
   const run = spawnSync(process.execPath, [bin, 'version'], { env: sandbox(), encoding: 'utf8' });
   if (run.status !== 0) throw new Error(`version failed: ${run.stderr}`);
   return Number(process.hrtime.bigint() - start) / 1e6;
+}
+
+/** CPU time (user + system) the process has used so far: steadier than wall time on a busy machine. */
+function cpuMs(pid) {
+  // Fields after the parenthesised command name; utime and stime are the 12th and 13th.
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
 }
 
 function rssMiB(pid) {
@@ -68,15 +79,17 @@ async function serveRun(bin) {
   });
   const initializeMs = elapsed();
   const rss = rssMiB(child.pid);
+  const initializeCpuMs = cpuMs(child.pid);
   child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' })}\n`);
   const pull = await request(2, 'tools/call', { name: 'notes_pull', arguments: {} });
   if (pull.result?.structuredContent?.code !== 'OK') throw new Error(JSON.stringify(pull));
   const firstPullMs = elapsed();
   const rssAfterPull = rssMiB(child.pid);
+  const firstPullCpuMs = cpuMs(child.pid);
   const exited = new Promise((resolve) => child.on('exit', resolve));
   child.stdin.end();
   await exited;
-  return { initializeMs, firstPullMs, rss, rssAfterPull };
+  return { initializeMs, firstPullMs, rss, rssAfterPull, initializeCpuMs, firstPullCpuMs };
 }
 
 const median = (xs) => {
@@ -111,6 +124,16 @@ const rowsOf = (b) => [
     'serve: spawn → first notes_pull (empty embedded)',
     'ms',
     serves[b].map((r) => r.firstPullMs),
+  ),
+  row(
+    'serve: CPU time (user+sys) up to initialize',
+    'ms',
+    serves[b].map((r) => r.initializeCpuMs),
+  ),
+  row(
+    'serve: CPU time (user+sys) up to first notes_pull',
+    'ms',
+    serves[b].map((r) => r.firstPullCpuMs),
   ),
   row(
     'serve: resident memory after initialize',
