@@ -2,7 +2,8 @@
  * Issue 8: the AWS SDK loads only when a bucket is configured, so an embedded `serve` starts
  * without it. Each built server runs under a module log (helpers/module-log: Node's resolve
  * hook records every ESM module the process resolves) and answers a real pull; the S3 case is
- * the control showing the log does see the SDK when it is loaded.
+ * the control showing the log does see the SDK when it is loaded. (Node 20's hook sees
+ * `import`, not `require`: the bundle is ESM and reaches its externals only through imports.)
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
