@@ -28,9 +28,15 @@ interface Entry {
   stamp: FileStamp | null | undefined;
 }
 
+/**
+ * The file: `{"version":2,"entries":[path, stampKey, id, path, stampKey, id, …]}`. A flat array
+ * of strings parses several times faster than an object with one key per path (which V8 builds
+ * as a hash table) and loading is what a fresh process pays first. Version 1 (`entries` as an
+ * object of path → [stampKey, id]) is still read.
+ */
 interface CacheFile {
-  version: 1;
-  entries: Record<string, [stampKey: string, id: string]>;
+  version: 2;
+  entries: string[];
 }
 
 /**
@@ -133,12 +139,8 @@ function cacheOver(file: string, image: Image): StatCache {
     async save() {
       if (!image.dirty) return;
       image.dirty = false;
-      const out: CacheFile = {
-        version: 1,
-        entries: Object.fromEntries(
-          Array.from(image.entries, ([path, entry]) => [path, [entry.key, entry.id]]),
-        ),
-      };
+      const out: CacheFile = { version: 2, entries: [] };
+      for (const [path, entry] of image.entries) out.entries.push(path, entry.key, entry.id);
       let written: BigIntStats;
       try {
         written = await writeFileDurably(file, JSON.stringify(out), { sync: false });
@@ -163,26 +165,24 @@ export function emptyStatCache(): StatCache {
 
 function parseCache(text: string): Map<string, Entry> {
   const entries = new Map<string, Entry>();
+  const add = (path: unknown, key: unknown, id: unknown) => {
+    if (typeof path === 'string' && typeof key === 'string' && typeof id === 'string') {
+      entries.set(path, { key, id, stamp: undefined });
+    }
+  };
+  let parsed: { version?: unknown; entries?: unknown };
   try {
-    const parsed = JSON.parse(text) as Partial<CacheFile>;
-    if (parsed.version !== 1 || typeof parsed.entries !== 'object' || !parsed.entries) {
-      return entries;
-    }
-    for (const [path, value] of Object.entries(parsed.entries)) {
-      if (isStoredEntry(value))
-        entries.set(path, { key: value[0], id: value[1], stamp: undefined });
-    }
+    parsed = JSON.parse(text);
   } catch {
-    // Unparseable: an empty cache.
+    return entries; // unparseable: an empty cache
+  }
+  const stored = parsed?.entries;
+  if (parsed?.version === 2 && Array.isArray(stored)) {
+    for (let i = 0; i + 2 < stored.length; i += 3) add(stored[i], stored[i + 1], stored[i + 2]);
+  } else if (parsed?.version === 1 && typeof stored === 'object' && stored !== null) {
+    for (const [path, value] of Object.entries(stored)) {
+      if (Array.isArray(value) && value.length === 2) add(path, value[0], value[1]);
+    }
   }
   return entries;
-}
-
-function isStoredEntry(value: unknown): value is [string, string] {
-  return (
-    Array.isArray(value) &&
-    value.length === 2 &&
-    typeof value[0] === 'string' &&
-    typeof value[1] === 'string'
-  );
 }

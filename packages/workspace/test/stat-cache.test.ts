@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { lstat, writeFile } from 'node:fs/promises';
+import { lstat, readFile, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -88,10 +88,26 @@ describe('loadStatCache in one process', () => {
     expect(await inode()).not.toBe(written);
   });
 
-  it('treats a malformed stored stamp as a miss', async () => {
-    await writeFile(file, JSON.stringify({ version: 1, entries: { 'a.md': ['1:x:1:1:1', 'a'] } }));
+  it('reads a version 1 file, a malformed stored stamp being a miss', async () => {
+    const entries = { 'a.md': ['1:1:1:1:1', 'a'], 'b.md': ['1:x:1:1:1', 'b'] };
+    await writeFile(file, JSON.stringify({ version: 1, entries }));
     const cache = await loadStatCache(file);
-    expect(cache.has('a.md')).toBe(true);
-    expect(cache.get('a.md', OLD)).toBeUndefined();
+    expect(cache.get('a.md', OLD)).toBe('a');
+    expect(cache.has('b.md')).toBe(true);
+    expect(cache.get('b.md', OLD)).toBeUndefined();
+  });
+
+  it('writes every entry and reads them back from disk, a path named __proto__ included', async () => {
+    const cache = await loadStatCache(file);
+    for (const path of ['__proto__', 'a.md', 'd/__proto__/b.md'])
+      cache.set(path, OLD, `id ${path}`);
+    await cache.save();
+    // Touching the file changes its stamp: the next load reads it from disk.
+    await utimes(file, new Date(), new Date());
+    const reloaded = await loadStatCache(file);
+    for (const path of ['__proto__', 'a.md', 'd/__proto__/b.md']) {
+      expect(reloaded.get(path, OLD)).toBe(`id ${path}`);
+    }
+    expect(JSON.parse(await readFile(file, 'utf8')).version).toBe(2);
   });
 });
