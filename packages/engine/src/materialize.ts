@@ -22,6 +22,10 @@ async function changesFor(
   keep: Set<string>,
 ): Promise<FileChange[]> {
   const changes: FileChange[] = [];
+  for (const [path, file] of local.files) {
+    if (!keep.has(path) && !target.has(path))
+      changes.push({ path, content: null, expect: file.stamp });
+  }
   for (const [path, oid] of target) {
     if (keep.has(path) || local.entries.get(path) === oid) continue;
     changes.push({
@@ -29,10 +33,6 @@ async function changesFor(
       content: await ctx.db.readBlob(oid),
       expect: local.files.get(path)?.stamp ?? 'absent',
     });
-  }
-  for (const [path, file] of local.files) {
-    if (!keep.has(path) && !target.has(path))
-      changes.push({ path, content: null, expect: file.stamp });
   }
   return changes;
 }
