@@ -38,9 +38,8 @@ describe('file/directory conflicts', () => {
         call === 'pull' ? bob.service.pull({}) : bob.service.commit({ message: 'directory' }),
       );
       expect(err).toMatchObject({ code: 'CONTENT_CONFLICT', reason: 'MERGE_CONFLICT' });
-      expect(err.files.map((file: { reason: string }) => file.reason)).toContain(
-        'FILE_DIRECTORY',
-      );
+      const reasons = (err.files as { reason: string }[]).map((file) => file.reason);
+      expect(reasons).toContain('FILE_DIRECTORY');
       const files = await snapshot(bob.dir);
       expect(files.thing).toBe('remote file\n');
       expect(Object.values(files)).toContain('local\n');
