@@ -21,6 +21,9 @@ async function changesFor(
   target: TreeEntries,
   keep: Set<string>,
 ): Promise<FileChange[]> {
+  // The merge hands back L's own map when L already is the target (a commit on an unchanged R):
+  // every scanned file is in it with its blob, so there is nothing to write or delete.
+  if (target === local.entries) return [];
   const changes: FileChange[] = [];
   for (const [path, file] of local.files) {
     if (!keep.has(path) && !target.has(path))
