@@ -8,6 +8,7 @@ export {
   type StateErrorKind,
 } from './errors';
 export type { LockOptions, Release } from './lock';
+export { ChangeMonitor, type ChangeMonitorOptions } from './monitor';
 export { openPrivateState, type PrivateState, privateStateKey } from './private-state';
 export { openRegistry, type Registry } from './registry';
 export {

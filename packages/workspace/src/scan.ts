@@ -13,6 +13,7 @@ import {
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { checkNotebookPath, checkSegment, foldKey } from '@slivingdoc/policy';
 import { ConcurrentEditError, type ScanProblem, type ScanReason } from './errors';
+import type { ChangeMonitor, MonitoredEntry, MonitorPass } from './monitor';
 import { concurrentEdit, readSecurely } from './read-file';
 import { SecureDir } from './secure-dir';
 import { type FileStamp, sameStamp, stampOf } from './stamp';
@@ -53,14 +54,28 @@ export interface ScanResult {
  * over 64 MiB, path too long or too deep). Stale `.slivingdoc-<uuid>.tmp` files are removed
  * and never reported. Empty directories are ignored. A file whose stamp hits `opts.cache`
  * is not read. Throws `ENOENT` etc. from the file system as is.
+ *
+ * With `opts.monitor` (a {@link ChangeMonitor} of `dir`, in a long-lived process), a directory
+ * that raised no event since the previous scan is not listed again: its previous entries are
+ * reused, files with a trusted stat-cache entry without an `lstat` (except hard-linked ones).
  */
-export async function scanNotebook(dir: string, opts: { cache: StatCache }): Promise<ScanResult> {
-  const scan = new Scan(dir, opts.cache);
-  const root = await SecureDir.open(dir);
+export async function scanNotebook(
+  dir: string,
+  opts: { cache: StatCache; monitor?: ChangeMonitor },
+): Promise<ScanResult> {
+  const pass = opts.monitor?.root === dir ? await opts.monitor.begin(dir) : undefined;
+  const scan = new Scan(dir, opts.cache, pass);
+  let ok = false;
   try {
-    await scan.directory(root, '');
+    const root = await SecureDir.open(dir);
+    try {
+      await scan.directory(root, '');
+      ok = true;
+    } finally {
+      await root.close();
+    }
   } finally {
-    await root.close();
+    pass?.end(ok);
   }
   return scan.result();
 }
@@ -113,6 +128,7 @@ class Scan {
   constructor(
     private readonly root: string,
     private readonly cache: StatCache,
+    private readonly monitor: MonitorPass | undefined,
   ) {
     this.rootBytes = Buffer.byteLength(root, 'utf8');
   }
@@ -123,11 +139,21 @@ class Scan {
   // so other work waits at most for one directory's worth of calls.
   async directory(dir: SecureDir, prefix: string): Promise<void> {
     const subdirs: string[] = [];
-    const { names, utf8 } = listNames(dir);
-    names.forEach((name, i) => {
-      const sub = this.entry(dir, prefix, name, utf8?.[i] ?? true);
-      if (sub !== undefined) subdirs.push(sub);
-    });
+    const visit = this.monitor?.enter(dir, prefix);
+    const found = visit?.found;
+    if (visit?.reuse) {
+      for (const known of visit.reuse) {
+        const sub = this.reuse(dir, prefix, known, found);
+        if (sub !== undefined) subdirs.push(sub);
+      }
+    } else {
+      const { names, utf8 } = listNames(dir);
+      names.forEach((name, i) => {
+        const sub = this.entry(dir, prefix, name, utf8?.[i] ?? true, found);
+        if (sub !== undefined) subdirs.push(sub);
+      });
+    }
+    if (found) this.monitor?.found(prefix, found);
     await yieldToEventLoop();
     // Sequential descent keeps one open descriptor per level.
     for (const name of sortByUtf8(subdirs, (subdir) => subdir)) {
@@ -140,28 +166,75 @@ class Scan {
     }
   }
 
-  /** Classifies one entry; returns its name when it is a directory to descend into. */
-  private entry(dir: SecureDir, prefix: string, name: string, utf8: boolean): string | undefined {
+  /**
+   * What a clean directory's previous listing says about one entry, taken as is, except a file
+   * whose stamp is not a trusted cache hit or that has other links (a write through a name in
+   * another directory raises no event here): that one is examined again like a listed entry.
+   */
+  private reuse(
+    dir: SecureDir,
+    prefix: string,
+    known: MonitoredEntry,
+    found: MonitoredEntry[] | undefined,
+  ): string | undefined {
+    const path = prefix + known.name;
+    if (known.kind === 'file') {
+      const cachedId = known.nlink === 1 ? this.cache.get(path, known.stamp) : undefined;
+      if (cachedId === undefined) return this.entry(dir, prefix, known.name, true, found);
+      this.remember(path);
+      this.files.push(new CachedFile(this.root, path, known.stamp, cachedId));
+    } else if (known.kind === 'dir') {
+      this.remember(path);
+    } else {
+      this.problem(path, known.reason);
+    }
+    found?.push(known);
+    return known.kind === 'dir' ? known.name : undefined;
+  }
+
+  /**
+   * Classifies one entry; returns its name when it is a directory to descend into. What it
+   * found goes into `found` for the change monitor.
+   */
+  private entry(
+    dir: SecureDir,
+    prefix: string,
+    name: string,
+    utf8: boolean,
+    found: MonitoredEntry[] | undefined,
+  ): string | undefined {
     const path = prefix + name;
-    if (!utf8) return this.problem(path, 'INVALID_NAME');
+    const flag = (reason: ScanReason) => {
+      found?.push({ kind: 'problem', name, reason });
+      return this.problem(path, reason);
+    };
+    if (!utf8) return flag('INVALID_NAME');
     if (isTempName(name)) {
       this.removeStaleTemp(dir, name);
       return undefined;
     }
-    if (this.unchangedSinceCached(path)) return undefined;
+    const hit = this.unchangedSinceCached(path);
+    if (hit) {
+      found?.push({ kind: 'file', name, stamp: hit.stamp, nlink: hit.nlink });
+      return undefined;
+    }
     const stats = ifPresent(() => lstatSync(dir.child(name), { bigint: true }));
     if (!stats) return undefined;
-    if (stats.isSymbolicLink()) return this.problem(path, 'SYMLINK');
+    if (stats.isSymbolicLink()) return flag('SYMLINK');
     if (stats.isDirectory()) {
       const reason = checkSegment(name);
-      if (reason) return this.problem(path, reason);
+      if (reason) return flag(reason);
       this.remember(path);
+      found?.push({ kind: 'dir', name });
       return name;
     }
-    if (!stats.isFile()) return this.problem(path, 'SPECIAL_FILE');
+    if (!stats.isFile()) return flag('SPECIAL_FILE');
     const reason = this.pathReason(path);
-    if (reason) return this.problem(path, reason);
-    this.file(dir, name, path, stats);
+    if (reason) return flag(reason);
+    const outcome = this.file(dir, name, path, stats);
+    if (outcome === undefined) return undefined;
+    if (typeof outcome === 'string') return flag(outcome);
+    found?.push({ kind: 'file', name, stamp: outcome, nlink: Number(stats.nlink) });
     return undefined;
   }
 
@@ -174,21 +247,21 @@ class Scan {
    * read of `path` inside L recorded, i.e. that very file, unchanged, whose id is the one
    * stored; its `read()` still goes through the descriptors and refuses a changed path.
    */
-  private unchangedSinceCached(path: string): boolean {
-    if (!this.cache.has(path) || this.pathReason(path)) return false;
+  private unchangedSinceCached(path: string): { stamp: FileStamp; nlink: number } | undefined {
+    if (!this.cache.has(path) || this.pathReason(path)) return undefined;
     let stats: BigIntStats | undefined;
     try {
       stats = lstatSync(`${this.root}/${path}`, { bigint: true, throwIfNoEntry: false });
     } catch {
-      return false;
+      return undefined;
     }
-    if (!stats?.isFile()) return false;
+    if (!stats?.isFile()) return undefined;
     const stamp = stampOf(stats);
     const cachedId = this.cache.get(path, stamp);
-    if (cachedId === undefined) return false;
+    if (cachedId === undefined) return undefined;
     this.remember(path);
     this.files.push(new CachedFile(this.root, path, stamp, cachedId));
-    return true;
+    return { stamp, nlink: Number(stats.nlink) };
   }
 
   private pathReason(path: string): ScanReason | undefined {
@@ -200,25 +273,26 @@ class Scan {
     return undefined;
   }
 
-  private file(dir: SecureDir, name: string, path: string, stats: BigIntStats): void {
-    if (stats.size > BigInt(MAX_FILE_BYTES)) {
-      this.problem(path, 'FILE_TOO_LARGE');
-      return;
-    }
+  /** Adds one regular file: its stamp, or why it is not notebook state, or `undefined` if gone. */
+  private file(
+    dir: SecureDir,
+    name: string,
+    path: string,
+    stats: BigIntStats,
+  ): FileStamp | ScanReason | undefined {
+    if (stats.size > BigInt(MAX_FILE_BYTES)) return 'FILE_TOO_LARGE';
     this.remember(path);
     const stamp = stampOf(stats);
     const cachedId = this.cache.get(path, stamp);
     if (cachedId !== undefined) {
       this.files.push(new CachedFile(this.root, path, stamp, cachedId));
-      return;
+      return stamp;
     }
     const read = readStableContent(dir, name, path, stats.size);
-    if (!read) return;
-    if (read.kind === 'problem') {
-      this.problem(path, read.reason);
-      return;
-    }
+    if (!read) return undefined;
+    if (read.kind === 'problem') return read.reason;
     this.files.push(new ReadFile(path, read.stamp, read.content));
+    return read.stamp;
   }
 
   private removeStaleTemp(dir: SecureDir, name: string): void {

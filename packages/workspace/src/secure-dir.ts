@@ -68,6 +68,12 @@ export class SecureDir {
     return SecureDir.openChecked(this.child(name), this.child(name));
   }
 
+  /** The directory's device and inode, from its descriptor. */
+  stat(): { dev: bigint; ino: bigint } {
+    const { dev, ino } = fstatSync(this.fd, { bigint: true });
+    return { dev, ino };
+  }
+
   /** Flushes the directory entry changes (renames, unlinks) to disk. */
   async sync(): Promise<void> {
     await fsyncAsync(this.fd);
