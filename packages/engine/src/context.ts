@@ -2,7 +2,7 @@
 import type { RecoveryStage } from '@slivingdoc/envelope';
 import type { ObjectDb, TreeEntries } from '@slivingdoc/merge';
 import type { PathPolicy } from '@slivingdoc/policy';
-import type { PrivateState, Registry } from '@slivingdoc/workspace';
+import type { ChangeMonitor, PrivateState, Registry } from '@slivingdoc/workspace';
 import type { ResolvedConfig } from './config';
 
 /** Everything the engine holds open for one notebook directory (reused across calls). */
@@ -13,6 +13,8 @@ export interface DirContext {
   /** The directory's realpath. */
   readonly dir: string;
   readonly priv: PrivateState;
+  /** Watches L so a warm scan lists only directories that changed; closed with the service. */
+  readonly monitor: ChangeMonitor;
   readonly db: ObjectDb;
   /** Verified packs larger than a small increment, by SHA-256, inside P. */
   readonly packCacheDir: string;

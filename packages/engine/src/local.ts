@@ -21,7 +21,7 @@ const READ_CONCURRENCY = 16;
 
 /** Scans L; never fails on a problem file (the caller decides), only on an I/O failure. */
 export async function scanLocal(ctx: DirContext): Promise<LocalSnapshot> {
-  const scan = await scanNotebook(ctx.dir, { cache: ctx.priv.statCache });
+  const scan = await scanNotebook(ctx.dir, { cache: ctx.priv.statCache, monitor: ctx.monitor });
   const entries: TreeEntries = new Map();
   const unread: ScannedFile[] = [];
   for (const file of scan.files.values()) {

@@ -14,7 +14,7 @@ import {
   parseRequestPath,
   resolveRequestPath,
 } from '@slivingdoc/policy';
-import { openPrivateState, openRegistry } from '@slivingdoc/workspace';
+import { ChangeMonitor, openPrivateState, openRegistry } from '@slivingdoc/workspace';
 import { runCheckpoint } from './checkpoint';
 import { commitLocked } from './commit';
 import { type EngineConfig, resolveConfig } from './config';
@@ -84,6 +84,7 @@ export async function createNotebookService(config: EngineConfig): Promise<Noteb
       registry,
       dir,
       priv,
+      monitor: new ChangeMonitor(dir),
       db,
       packCacheDir: join(priv.dir, 'pack-cache'),
       trees: new TreeCache(),
@@ -248,6 +249,9 @@ export async function createNotebookService(config: EngineConfig): Promise<Noteb
     },
 
     async close() {
+      for (const context of contexts.values()) {
+        context.then((ctx) => ctx.monitor.close()).catch(() => {});
+      }
       if (background.size === 0) return;
       let timer: NodeJS.Timeout | undefined;
       const bound = new Promise<void>((resolve) => {
