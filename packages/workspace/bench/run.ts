@@ -14,6 +14,11 @@
 // state) and loaded from disk first (a fresh process: the cache file is copied to a new name
 // before each run, outside the timing, so no in-memory image can be reused). Cold is never
 // made slower artificially: the OS page cache is warm, nothing is dropped, nothing sleeps.
+// "monitor": the same warm cases with a ChangeMonitor armed by earlier scans (the long-lived
+// server): directories that raised no event are not listed again. "one change" writes one file
+// (same size, new content) before each run, outside the timing, then identifies the notebook,
+// with and without the monitor. "cold + arming" is a cold scan that also arms a new monitor
+// (what a one-shot process would pay for it).
 // "lstat floor" is what any warm scan that detects changes per file pays at least: listing
 // every directory and one `lstat` (bigint) of every file by path, nothing else.
 // Each figure is the best of RUNS runs (the least disturbed by other load on a shared
@@ -27,7 +32,13 @@ import { copyFile, lstat, mkdir, mkdtemp, realpath, writeFile } from 'node:fs/pr
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { loadStatCache, type StatCache, scanNotebook, writeChanges } from '../src/index';
+import {
+  ChangeMonitor,
+  loadStatCache,
+  type StatCache,
+  scanNotebook,
+  writeChanges,
+} from '../src/index';
 
 const RUNS = 7;
 const FILE = Buffer.alloc(1024, 'a');
@@ -51,8 +62,12 @@ function blobId(content: Uint8Array): string {
 }
 
 /** Scans L to the content id of every file, like the engine: a miss is read and hashed. */
-async function identify(dir: string, cache: StatCache): Promise<Map<string, string>> {
-  const scan = await scanNotebook(dir, { cache });
+async function identify(
+  dir: string,
+  cache: StatCache,
+  monitor?: ChangeMonitor,
+): Promise<Map<string, string>> {
+  const scan = await scanNotebook(dir, { cache, monitor });
   const ids = new Map<string, string>();
   for (const file of scan.files.values()) {
     let id = file.cachedId;
@@ -146,6 +161,19 @@ try {
     );
     if (hits.length !== count) throw new Error(`expected ${count} cache hits, got ${hits.length}`);
     const kept = async () => inMemory;
+    const monitor = new ChangeMonitor(L);
+    await identify(L, inMemory, monitor);
+    await identify(L, inMemory, monitor);
+    if (!monitor.trusted) throw new Error('the monitor is not armed');
+    let arming: ChangeMonitor | undefined;
+    let edits = 0;
+    const editOne = async () => {
+      edits += 1;
+      const content = Buffer.from(FILE);
+      content.write(`${edits}`.padStart(8, '0'), 16);
+      await writeFile(join(L, 'topic-3', 'note-5.md'), content);
+      return inMemory;
+    };
     // A copy under a new name: this process has no image of it, so it is loaded from disk.
     const copied = async (run: number) => {
       const copy = join(base, `warm${count}-${run}.json`);
@@ -158,18 +186,38 @@ try {
         setup: empty('cold'),
         run: (cache) => scanNotebook(L, { cache: cache as StatCache }),
       },
+      coldArming: {
+        setup: async (run) => {
+          arming?.close();
+          arming = new ChangeMonitor(L);
+          return empty('cold-arm')(run);
+        },
+        run: (cache) => scanNotebook(L, { cache: cache as StatCache, monitor: arming }),
+      },
       warm: { setup: kept, run: (cache) => scanNotebook(L, { cache: cache as StatCache }) },
+      warmMonitor: {
+        setup: kept,
+        run: (cache) => scanNotebook(L, { cache: cache as StatCache, monitor }),
+      },
       warmDisk: {
         setup: copied,
         run: async (file) => scanNotebook(L, { cache: await loadStatCache(file as string) }),
       },
       coldIds: { setup: empty('cold-ids'), run: (cache) => identify(L, cache as StatCache) },
       warmIds: { setup: kept, run: (cache) => identify(L, cache as StatCache) },
+      warmIdsMonitor: { setup: kept, run: (cache) => identify(L, cache as StatCache, monitor) },
+      oneChange: { setup: editOne, run: (cache) => identify(L, cache as StatCache) },
+      oneChangeMonitor: {
+        setup: editOne,
+        run: (cache) => identify(L, cache as StatCache, monitor),
+      },
       warmIdsDisk: {
         setup: copied,
         run: async (file) => identify(L, await loadStatCache(file as string)),
       },
     });
+    arming?.close();
+    monitor.close();
     rows.push(
       cells(
         `lstat floor, ${count} files`,
@@ -177,10 +225,23 @@ try {
         `scan: ${ofCold(ms.floor, ms.cold)}; content ids: ${ofCold(ms.floor, ms.coldIds)}`,
       ),
       cells(`cold scan, ${count} files`, ms.cold, `${count} read`),
+      cells(`cold scan + arming, ${count}`, ms.coldArming, ofCold(ms.coldArming, ms.cold)),
       cells(`warm scan, ${count}, cache in memory`, ms.warm, ofCold(ms.warm, ms.cold)),
+      cells(`warm scan, ${count}, monitor`, ms.warmMonitor, ofCold(ms.warmMonitor, ms.cold)),
       cells(`warm scan, ${count}, cache from disk`, ms.warmDisk, ofCold(ms.warmDisk, ms.cold)),
       cells(`cold content ids, ${count} files`, ms.coldIds, 'scan + read + SHA-1 + save'),
       cells(`warm content ids, ${count}, in memory`, ms.warmIds, ofCold(ms.warmIds, ms.coldIds)),
+      cells(
+        `warm content ids, ${count}, monitor`,
+        ms.warmIdsMonitor,
+        ofCold(ms.warmIdsMonitor, ms.coldIds),
+      ),
+      cells(`one change, ${count}, in memory`, ms.oneChange, ofCold(ms.oneChange, ms.coldIds)),
+      cells(
+        `one change, ${count}, monitor`,
+        ms.oneChangeMonitor,
+        ofCold(ms.oneChangeMonitor, ms.coldIds),
+      ),
       cells(
         `warm content ids, ${count}, from disk`,
         ms.warmIdsDisk,
