@@ -112,7 +112,7 @@ export class ChangeMonitor {
    */
   async begin(self: string): Promise<MonitorPass | undefined> {
     if (this.#closed || this.#active || process.platform !== 'linux') return undefined;
-    if (!LOCAL_FILE_SYSTEMS.has(Number(statfsSync(self).type))) {
+    if (!onLocalFileSystem(self)) {
       this.#trusted = false;
       this.#release(this.#dirs);
       return undefined;
@@ -131,14 +131,14 @@ export class ChangeMonitor {
     return new MonitorPass(this, reuse);
   }
 
-  /** The watched directory for `prefix` when it may be reused as is. */
+  /** @internal The watched directory for `prefix` when its entries may be reused as they are. */
   reusable(prefix: string, dev: bigint, ino: bigint): WatchedDir | undefined {
     const known = this.#dirs.get(prefix);
     if (!known || known.dirty || known.entries === undefined) return undefined;
     return known.dev === dev && known.ino === ino ? known : undefined;
   }
 
-  /** Arms a watch on `self` (a directory descriptor's path) before it is listed. */
+  /** @internal Arms a watch on `self` (a directory descriptor's path) before it is listed. */
   arm(self: string, dev: bigint, ino: bigint): WatchedDir {
     const watcher = watch(self, { persistent: false });
     const dir = new WatchedDir(dev, ino, watcher);
@@ -149,7 +149,7 @@ export class ChangeMonitor {
     return dir;
   }
 
-  /** Ends a scan: `next` replaces the watched set; watches not carried over are released. */
+  /** @internal Ends a scan: `next` replaces the watched set; the others are unwatched. */
   end(next: Map<string, WatchedDir>, ok: boolean): void {
     this.#active = false;
     const previous = this.#dirs;
@@ -165,6 +165,7 @@ export class ChangeMonitor {
     this.#dirs = next;
   }
 
+  /** Above this many directories in L, scans are full ones. */
   get maxDirectories(): number {
     return this.#maxDirectories;
   }
@@ -187,6 +188,15 @@ export class ChangeMonitor {
   #release(dirs: Map<string, WatchedDir>): void {
     for (const dir of dirs.values()) closeWatcher(dir.watcher);
     dirs.clear();
+  }
+}
+
+/** False too when `statfs` fails: the plain scan then reports the error as it always did. */
+function onLocalFileSystem(path: string): boolean {
+  try {
+    return LOCAL_FILE_SYSTEMS.has(Number(statfsSync(path).type));
+  } catch {
+    return false;
   }
 }
 
