@@ -6,6 +6,7 @@ import {
   linkSync,
   lstatSync,
   mkdirSync,
+  readFileSync,
   renameSync,
   rmSync,
   symlinkSync,
@@ -18,11 +19,13 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
   ChangeMonitor,
+  ConcurrentEditError,
   emptyStatCache,
   loadStatCache,
   type ScanResult,
   type StatCache,
   scanNotebook,
+  writeChanges,
 } from '../src/index';
 import { tempDir, writeTree } from './helpers';
 
@@ -154,6 +157,18 @@ describe('the change monitor', () => {
     expect(warm.files.get('g/h.md')?.stamp.size).toBe('hotel'.length);
     writeFileSync(at('g/other.md'), 'other');
     await expectSameAsFullScan();
+  });
+
+  it('hands out a reused stamp that writeChanges still refuses once the file moved on', async () => {
+    await settle();
+    linkSync(at('g/h.md'), join(outside, 'h-link.md'));
+    writeFileSync(join(outside, 'h-link.md'), 'HOTEL, unseen by inotify');
+    const stale = (await monitoredScan()).files.get('g/h.md');
+    expect(stale?.stamp.size).toBe('hotel'.length);
+    const write = { path: 'g/h.md', content: Buffer.from('ours'), expect: stale!.stamp };
+    await expect(writeChanges(L, [write])).rejects.toBeInstanceOf(ConcurrentEditError);
+    await expect(stale!.read()).rejects.toBeInstanceOf(ConcurrentEditError);
+    expect(readFileSync(at('g/h.md'), 'utf8')).toBe('HOTEL, unseen by inotify');
   });
 
   it('falls back to a full scan when it is marked untrusted', async () => {
