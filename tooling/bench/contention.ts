@@ -1,6 +1,6 @@
 // Side-by-side contention figures for two or more builds of the app: the raw compare-and-swap
 // ceiling, MCP saturation at N writers and the burst, on the embedded store, with the builds
-// alternated round by round so machine load hits them alike. Usage:
+// alternated (and their order reversed) round by round so machine load hits them alike. Usage:
 //   tooling/node_modules/.bin/tsx tooling/bench/contention.ts \
 //     before=/tmp/before/dist/cli.js after=apps/slivingdoc/dist/cli.js
 // Environment: BENCH_ROUNDS (2), BENCH_SATURATION (1,4,16), BENCH_BURST (100; 0 = none),
@@ -67,7 +67,10 @@ async function main(): Promise<void> {
         durationMs: 3000,
       });
       say(`round ${round + 1}: raw CAS, 16 loops: ${raw.casPerSecond.toFixed(1)} CAS/s`);
-      for (const build of builds) {
+      // Reversed every other round: a build that runs right behind another meets the disk still
+      // writing back what the other left, so no build should always come second.
+      const order = round % 2 === 0 ? builds : [...builds].reverse();
+      for (const build of order) {
         const prefix = `${build.label}-${round}`;
         const size = Math.max(burst, ...saturation);
         const pool = await createMcpPool({
