@@ -219,6 +219,8 @@ export interface MonitorVisit {
 export class MonitorPass {
   readonly #next = new Map<string, WatchedDir>();
   #failed = false;
+  /** L's device: a directory on another one is a mount point, whose type is checked too. */
+  #rootDev: bigint | undefined;
 
   constructor(
     private readonly monitor: ChangeMonitor,
@@ -229,6 +231,8 @@ export class MonitorPass {
   enter(dir: SecureDir, prefix: string): MonitorVisit {
     if (this.#failed) return {};
     const { dev, ino } = dir.stat();
+    this.#rootDev ??= dev;
+    if (dev !== this.#rootDev && !onLocalFileSystem(dir.self)) return this.#fail();
     const known = this.reuse ? this.monitor.reusable(prefix, dev, ino) : undefined;
     if (known) {
       this.#next.set(prefix, known);
