@@ -14,7 +14,12 @@ import {
   parseRequestPath,
   resolveRequestPath,
 } from '@slivingdoc/policy';
-import { ChangeMonitor, openPrivateState, openRegistry } from '@slivingdoc/workspace';
+import {
+  ChangeMonitor,
+  hasStateRecord,
+  openPrivateState,
+  openRegistry,
+} from '@slivingdoc/workspace';
 import { runCheckpoint } from './checkpoint';
 import { commitLocked } from './commit';
 import { type EngineConfig, resolveConfig } from './config';
@@ -241,7 +246,21 @@ export async function createNotebookService(config: EngineConfig): Promise<Noteb
       parseRequestPath(raw, { home: cfg.home });
       checkMessage(request.message);
       const dir = await resolveDir(raw, false);
-      if (!(await registry.list()).includes(dir)) throw notPulled();
+      if (!(await registry.list()).includes(dir)) {
+        // SPEC §2 order: lock, pending repair, then NOT_PULLED. Without a state record there
+        // is nothing to repair and nothing is created; with one (a first pull that failed
+        // while rewriting L), the repair runs under the lock first.
+        const location = {
+          privateRoot: cfg.privateRoot,
+          notebookDir: dir,
+          storageIdentity: cfg.store.identity,
+        };
+        if (!(await hasStateRecord(location))) throw notPulled();
+        return guarded(dir, request.signal, async (ctx, call) => {
+          await repairOnEntry(ctx, call, await enterDirectory(ctx));
+          throw notPulled();
+        });
+      }
       return guarded(dir, request.signal, async (ctx, call) => {
         const entry = await repairOnEntry(ctx, call, await enterDirectory(ctx));
         return commitLocked(ctx, call, entry, Buffer.from(request.message, 'utf8'));

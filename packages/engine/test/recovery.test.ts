@@ -2,7 +2,15 @@ import { readFile } from 'node:fs/promises';
 import { decodeManifest, type MemoryStore } from '@slivingdoc/store';
 import { describe, expect, it } from 'vitest';
 import { FAILPOINT, FailpointRegistry } from '../src/index';
-import { aliceAndBob, memoryStore, put, rejection, snapshot, stateFile } from './helpers';
+import {
+  aliceAndBob,
+  memoryStore,
+  participant,
+  put,
+  rejection,
+  snapshot,
+  stateFile,
+} from './helpers';
 
 async function flagOf(privateRoot: string): Promise<boolean> {
   return JSON.parse(await readFile(await stateFile(privateRoot), 'utf8')).recoveryRequired;
@@ -156,5 +164,32 @@ describe('RECOVERY_FAILURE (SPEC §10)', () => {
     expect(await flagOf(alice.privateRoot)).toBe(false);
     await bob.service.pull({});
     expect(await snapshot(bob.dir)).toEqual(await snapshot(alice.dir));
+  });
+
+  it('a commit after a failed first pull repairs under the lock, then answers NOT_PULLED (SPEC §2 order)', async () => {
+    const store = memoryStore();
+    const failpoints = new FailpointRegistry();
+    const { bob } = await aliceAndBob(store);
+    const carol = await participant(store, { failpoints });
+    await put(carol.dir, 'mine.md', 'mine\n');
+    // The first pull and its own repair both fail while rewriting L: the flag stays set and
+    // the directory is not registered (only an OK or CONTENT_CONFLICT pull registers it).
+    failpoints.set(FAILPOINT.midMaterialize, 'throw', 2);
+    const first = await rejection(carol.service.pull({}));
+    expect(first).toMatchObject({
+      code: 'RECOVERY_FAILURE',
+      recovery: { stage: 'materialize', resynchronized: false },
+    });
+    expect(await flagOf(carol.privateRoot)).toBe(true);
+
+    // Lock, then the pending repair, then NOT_PULLED: L is rebuilt and the caller's file kept.
+    const commit = await rejection(carol.service.commit({ message: 'too early' }));
+    expect(commit).toMatchObject({ code: 'INVALID_REQUEST', reason: 'NOT_PULLED' });
+    expect(await flagOf(carol.privateRoot)).toBe(false);
+    expect(await snapshot(carol.dir)).toEqual({ 'a.md': 'a\n', 'mine.md': 'mine\n' });
+    expect(await carol.service.pull({})).toMatchObject({ code: 'OK' });
+    expect(await carol.service.commit({ message: 'now' })).toMatchObject({ code: 'OK' });
+    await bob.service.pull({});
+    expect(await snapshot(bob.dir)).toEqual({ 'a.md': 'a\n', 'mine.md': 'mine\n' });
   });
 });

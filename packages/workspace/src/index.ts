@@ -9,7 +9,13 @@ export {
 } from './errors';
 export type { LockOptions, Release } from './lock';
 export { ChangeMonitor, type ChangeMonitorOptions } from './monitor';
-export { openPrivateState, type PrivateState, privateStateKey } from './private-state';
+export {
+  hasStateRecord,
+  openPrivateState,
+  type PrivateState,
+  type PrivateStateLocation,
+  privateStateKey,
+} from './private-state';
 export { openRegistry, type Registry } from './registry';
 export {
   MAX_ABSOLUTE_PATH_BYTES,

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { mkdir, readFile } from 'node:fs/promises';
+import { lstat, mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { writeFileDurably } from './durable-write';
 import { StateError } from './errors';
@@ -42,21 +42,43 @@ export function privateStateKey(notebookDir: string, storageIdentity: string): s
   return hash.digest('hex');
 }
 
+/** Which P: the canonical notebook directory, the store's identity, and the private root. */
+export interface PrivateStateLocation {
+  privateRoot: string;
+  notebookDir: string;
+  storageIdentity: string;
+}
+
+function privateStateDir(opts: PrivateStateLocation): string {
+  return join(
+    opts.privateRoot,
+    'notebooks',
+    privateStateKey(opts.notebookDir, opts.storageIdentity),
+  );
+}
+
+/**
+ * True when P for this directory holds a state record (valid or not), without creating
+ * anything: the engine's commit of an unregistered directory repairs first when a record
+ * exists (a first pull that failed mid-rewrite leaves its recovery flag there).
+ */
+export async function hasStateRecord(opts: PrivateStateLocation): Promise<boolean> {
+  return lstat(join(privateStateDir(opts), 'state.json')).then(
+    () => true,
+    (error: NodeJS.ErrnoException) => {
+      if (error.code === 'ENOENT' || error.code === 'ENOTDIR') return false;
+      throw error;
+    },
+  );
+}
+
 /**
  * Opens (creating, 0700) P for the canonical notebook directory `notebookDir` (its realpath)
  * and the store's identity: `<privateRoot>/notebooks/<key>/` holding `state.json`,
  * `stat-cache.json`, `lock.sock` (non-Linux) and `git/`.
  */
-export async function openPrivateState(opts: {
-  privateRoot: string;
-  notebookDir: string;
-  storageIdentity: string;
-}): Promise<PrivateState> {
-  const dir = join(
-    opts.privateRoot,
-    'notebooks',
-    privateStateKey(opts.notebookDir, opts.storageIdentity),
-  );
+export async function openPrivateState(opts: PrivateStateLocation): Promise<PrivateState> {
+  const dir = privateStateDir(opts);
   const gitdir = join(dir, 'git');
   await mkdir(gitdir, { recursive: true, mode: 0o700 });
   const stateFile = join(dir, 'state.json');
