@@ -1,5 +1,5 @@
 import type { BigIntStats } from 'node:fs';
-import { lstat, readFile } from 'node:fs/promises';
+import { lstat, open, readFile, unlink } from 'node:fs/promises';
 import { writeFileDurably } from './durable-write';
 import { type FileStamp, sameStamp } from './stamp';
 
@@ -13,7 +13,11 @@ export interface StatCache {
   /** True when an entry for `path` exists at all, whatever its stamp or trust. */
   has(path: string): boolean;
   set(path: string, stamp: FileStamp, id: string): void;
-  /** Persists the cache (temp file + rename, 0600); does nothing when nothing changed. */
+  /**
+   * Persists what changed since the last save (0600): appended to a journal beside the file,
+   * or, once the journal grows, the whole cache rewritten (temp file + rename) and the journal
+   * dropped. Does nothing when nothing changed.
+   */
   save(): Promise<void>;
 }
 
@@ -45,12 +49,28 @@ interface CacheFile {
  */
 interface Image {
   readonly entries: Map<string, Entry>;
-  /** Racily-clean threshold: the mtime of the cache file this image was loaded from or saved as. */
+  /**
+   * Racily-clean threshold: the mtime of the last write this image was loaded from or saved
+   * as (the cache file or its journal, whichever is newer).
+   */
   trustedBeforeNs: bigint;
-  /** The stamp key of that cache file on disk (`undefined`: none is known to match the image). */
+  /** The stamp keys of the cache file and its journal (`undefined`: not known to match). */
   fileKey: string | undefined;
-  /** Something was set that the file on disk does not hold (or holds untrusted). */
-  dirty: boolean;
+  /** Entries set that the files on disk do not hold (or hold untrusted). */
+  readonly pending: Set<string>;
+  /** Lines in the journal on disk. */
+  journalLines: number;
+}
+
+/**
+ * Why a journal: a one-file commit in a 10,000-file notebook would otherwise rewrite every
+ * entry (~15 ms) to record one. The journal takes the changed entries as JSON lines; it is
+ * folded into the file once it holds more than this many lines or a quarter of the entries.
+ */
+const JOURNAL_MIN_LINES = 256;
+
+function journalOf(file: string): string {
+  return `${file}.log`;
 }
 
 const images = new Map<string, Image>();
@@ -59,9 +79,20 @@ function stampKey(stamp: FileStamp): string {
   return `${stamp.size}:${stamp.mtimeNs}:${stamp.ctimeNs}:${stamp.ino}:${stamp.dev}`;
 }
 
-/** The cache file's own identity: replaced, rewritten or touched, its key changes. */
-function fileKeyOf(stats: BigIntStats): string {
-  return `${stats.size}:${stats.mtimeNs}:${stats.ctimeNs}:${stats.ino}:${stats.dev}`;
+/** The cache files' identity: either replaced, rewritten, appended to or touched, it changes. */
+function fileKeyOf(main: BigIntStats | undefined, journal: BigIntStats | undefined): string {
+  const one = (stats: BigIntStats | undefined) =>
+    stats ? `${stats.size}:${stats.mtimeNs}:${stats.ctimeNs}:${stats.ino}:${stats.dev}` : '-';
+  return `${one(main)}|${one(journal)}`;
+}
+
+function statIfPresent(file: string): Promise<BigIntStats | undefined> {
+  return lstat(file, { bigint: true }).catch(() => undefined);
+}
+
+function newerMtime(a: BigIntStats | undefined, b: BigIntStats | undefined): bigint {
+  const times = [a?.mtimeNs ?? 0n, b?.mtimeNs ?? 0n];
+  return times[0]! > times[1]! ? times[0]! : times[1]!;
 }
 
 const STAMP_KEY = /^(\d+):(-?\d+):(-?\d+):(\d+):(\d+)$/;
@@ -99,18 +130,24 @@ function parseStampKey(key: string): FileStamp | null {
  * granularity); a racy entry is simply re-read next time.
  */
 export async function loadStatCache(file: string): Promise<StatCache> {
-  const stats = await lstat(file, { bigint: true }).catch(() => undefined);
-  const fileKey = stats ? fileKeyOf(stats) : undefined;
+  const stats = await statIfPresent(file);
+  const journalStats = await statIfPresent(journalOf(file));
+  const fileKey = fileKeyOf(stats, journalStats);
   let image = images.get(file);
   if (!image || image.fileKey === undefined || image.fileKey !== fileKey) {
-    // Stamp first, content second: a rewrite in between leaves an older threshold (less
+    // Stamps first, content second: a rewrite in between leaves an older threshold (less
     // trust) and a stale key (read again next time), never more trust than the content earns.
     const text = stats ? await readFile(file, 'utf8').catch(() => undefined) : undefined;
+    const entries = text === undefined ? new Map<string, Entry>() : parseCache(text);
+    const journal = journalStats
+      ? await readFile(journalOf(file), 'utf8').catch(() => undefined)
+      : undefined;
     image = {
-      entries: text === undefined ? new Map() : parseCache(text),
-      trustedBeforeNs: stats ? stats.mtimeNs : 0n,
+      entries,
+      trustedBeforeNs: newerMtime(stats, journalStats),
       fileKey,
-      dirty: false,
+      pending: new Set(),
+      journalLines: journal === undefined ? 0 : applyJournal(entries, journal),
     };
     images.set(file, image);
   }
@@ -134,28 +171,98 @@ function cacheOver(file: string, image: Image): StatCache {
       // Re-confirming a racy entry still needs a save: the save's later mtime makes it trusted.
       if (known?.key === key && known.id === id && stamp.mtimeNs < image.trustedBeforeNs) return;
       image.entries.set(path, { key, id, stamp });
-      image.dirty = true;
+      image.pending.add(path);
     },
     async save() {
-      if (!image.dirty) return;
-      image.dirty = false;
-      const out: CacheFile = { version: 2, entries: [] };
-      for (const [path, entry] of image.entries) out.entries.push(path, entry.key, entry.id);
-      let written: BigIntStats;
+      if (image.pending.size === 0) return;
+      const paths = [...image.pending];
+      image.pending.clear();
+      const limit = Math.max(JOURNAL_MIN_LINES, image.entries.size / 4);
+      // No cache file known on disk (first save, or another process replaced it): write it whole.
+      const noFile = image.fileKey === undefined || image.fileKey.startsWith('-|');
+      const rewrite = noFile || image.journalLines + paths.length > limit;
+      let written: { file: string; stats: BigIntStats };
       try {
-        written = await writeFileDurably(file, JSON.stringify(out), { sync: false });
+        written = rewrite
+          ? await rewriteCache(file, image)
+          : await appendJournal(file, image, paths);
       } catch (error) {
-        image.dirty = true;
+        for (const path of paths) image.pending.add(path);
         throw error;
       }
-      // The threshold is the mtime of the file this process wrote, even if another process
-      // has replaced it since; the image stands for the file on disk only while it is ours.
-      image.trustedBeforeNs = written.mtimeNs;
-      const now = await lstat(file, { bigint: true }).catch(() => undefined);
+      // The threshold is the mtime of the write this process made, even if another process
+      // has replaced the files since; the image stands for the files on disk only while ours.
+      image.trustedBeforeNs = written.stats.mtimeNs;
+      const [main, journal] = [await statIfPresent(file), await statIfPresent(journalOf(file))];
+      const now = written.file === file ? main : journal;
       image.fileKey =
-        now && now.ino === written.ino && now.dev === written.dev ? fileKeyOf(now) : undefined;
+        now && now.ino === written.stats.ino && now.dev === written.stats.dev
+          ? fileKeyOf(main, journal)
+          : undefined;
     },
   };
+}
+
+/** Writes every entry as the cache file, then drops the journal it now contains. */
+async function rewriteCache(
+  file: string,
+  image: Image,
+): Promise<{ file: string; stats: BigIntStats }> {
+  const out: CacheFile = { version: 2, entries: [] };
+  for (const [path, entry] of image.entries) out.entries.push(path, entry.key, entry.id);
+  const stats = await writeFileDurably(file, JSON.stringify(out), { sync: false });
+  await unlink(journalOf(file)).catch((error: NodeJS.ErrnoException) => {
+    if (error.code !== 'ENOENT') throw error;
+  });
+  image.journalLines = 0;
+  return { file, stats };
+}
+
+/** Appends one JSON line `[path, stampKey, id]` per changed entry to the journal (0600). */
+async function appendJournal(
+  file: string,
+  image: Image,
+  paths: string[],
+): Promise<{ file: string; stats: BigIntStats }> {
+  // A leading newline ends a line torn by a crash during an earlier append (blank lines are skipped).
+  let lines = '\n';
+  for (const path of paths) {
+    const entry = image.entries.get(path) as Entry;
+    lines += `${JSON.stringify([path, entry.key, entry.id])}\n`;
+  }
+  const handle = await open(journalOf(file), 'a', 0o600);
+  try {
+    await handle.appendFile(lines);
+    image.journalLines += paths.length;
+    return { file: journalOf(file), stats: await handle.stat({ bigint: true }) };
+  } finally {
+    await handle.close();
+  }
+}
+
+/**
+ * Applies the journal's lines in order over `entries`; a torn or malformed line (a crash in
+ * the middle of an append) is skipped — every line is a fact about one stamp, so any subset
+ * is a correct cache. Returns the number of lines.
+ */
+function applyJournal(entries: Map<string, Entry>, text: string): number {
+  let lines = 0;
+  for (const line of text.split('\n')) {
+    if (line === '') continue;
+    lines += 1;
+    let value: unknown;
+    try {
+      value = JSON.parse(line);
+    } catch {
+      continue;
+    }
+    if (!Array.isArray(value) || value.length !== 3) continue;
+    const [path, key, id] = value as unknown[];
+    if (typeof path === 'string' && typeof key === 'string' && typeof id === 'string') {
+      entries.set(path, { key, id, stamp: undefined });
+    }
+  }
+  return lines;
 }
 
 /** A cache that remembers nothing (for callers without private state). */

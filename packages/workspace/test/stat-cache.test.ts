@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { lstat, readFile, utimes, writeFile } from 'node:fs/promises';
+import { appendFile, lstat, readFile, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -36,7 +36,11 @@ async function saveFromAnotherProcess(path: string, id: string): Promise<void> {
   );
 }
 
-const inode = async () => (await lstat(file)).ino;
+/** The cache file's inode and the journal's content (empty when there is none). */
+async function onDisk(): Promise<{ inode: number; journal: string }> {
+  const journal = await readFile(`${file}.log`, 'utf8').catch(() => '');
+  return { inode: (await lstat(file)).ino, journal };
+}
 
 describe('loadStatCache in one process', () => {
   it('shares one in-memory image per cache file while the file is unchanged', async () => {
@@ -63,29 +67,64 @@ describe('loadStatCache in one process', () => {
     expect(reloaded.has('c.md')).toBe(false);
   });
 
-  it('never rewrites the cache file when nothing changed', async () => {
+  it('never writes when nothing changed; a change is appended to the journal', async () => {
     const cache = await loadStatCache(file);
     cache.set('a.md', OLD, 'a');
     await cache.save();
-    const written = await inode();
+    const before = await onDisk();
     cache.set('a.md', OLD, 'a');
     await cache.save();
     await (await loadStatCache(file)).save();
-    expect(await inode()).toBe(written);
+    expect(await onDisk()).toEqual(before);
     cache.set('a.md', OLD, 'a2');
     await cache.save();
-    expect(await inode()).not.toBe(written);
+    const after = await onDisk();
+    expect(after.inode).toBe(before.inode); // the cache file itself is not rewritten
+    expect(after.journal).toBe(`\n${JSON.stringify(['a.md', '1:1:1:1:1', 'a2'])}\n`);
   });
 
   it('saves a confirmed racily clean entry again, so a later save can trust it', async () => {
     const cache = await loadStatCache(file);
     cache.set('a.md', FUTURE, 'a');
     await cache.save();
-    const written = await inode();
+    const before = await onDisk();
     expect(cache.get('a.md', FUTURE)).toBeUndefined();
     cache.set('a.md', FUTURE, 'a');
     await cache.save();
-    expect(await inode()).not.toBe(written);
+    expect(await onDisk()).not.toEqual(before);
+  });
+
+  it('folds the journal into the cache file once it grows, and drops it', async () => {
+    const cache = await loadStatCache(file);
+    cache.set('first.md', OLD, 'x');
+    await cache.save();
+    const { inode: first } = await onDisk();
+    for (let i = 0; i < 300; i += 1) {
+      cache.set(`n${i}.md`, OLD, `id${i}`);
+      await cache.save();
+    }
+    const folded = await onDisk();
+    expect(folded.inode).not.toBe(first);
+    const journalLines = folded.journal.split('\n').filter((line) => line !== '').length;
+    expect(journalLines).toBeLessThan(300);
+    const fromDisk = JSON.parse(await readFile(file, 'utf8')) as { entries: string[] };
+    expect(fromDisk.entries.length / 3 + journalLines).toBe(301);
+  });
+
+  it('reads the journal over the file in a fresh process, a torn last line skipped', async () => {
+    const cache = await loadStatCache(file);
+    cache.set('a.md', OLD, 'a');
+    await cache.save();
+    cache.set('a.md', OLD, 'a2');
+    cache.set('b.md', OLD, 'b');
+    await cache.save();
+    await appendFile(`${file}.log`, '["c.md","1:1:1:1:1","c"'); // a crash mid-append
+    await saveFromAnotherProcess('d.md', 'd');
+    const reloaded = await loadStatCache(file);
+    expect(reloaded.get('a.md', OLD)).toBe('a2');
+    expect(reloaded.get('b.md', OLD)).toBe('b');
+    expect(reloaded.has('c.md')).toBe(false);
+    expect(reloaded.get('d.md', OLD)).toBe('d');
   });
 
   it('reads a version 1 file, a malformed stored stamp being a miss', async () => {
