@@ -6,6 +6,7 @@ import {
   createEmbeddedStore,
   createS3Store,
   type ObjectStore,
+  runProbe,
 } from '@slivingdoc/store';
 
 export interface StoreTarget {
@@ -53,14 +54,20 @@ export function s3Target(s3: S3Settings): StoreTarget {
       AWS_SECRET_ACCESS_KEY: s3.secretKey,
       AWS_REGION: 'us-east-1',
     },
-    open: async (prefix) =>
-      createS3Store({
+    open: async (prefix) => {
+      const store = createS3Store({
         bucket: s3.bucket,
         prefix,
         endpoint: s3.endpoint,
         region: 'us-east-1',
         credentials: { accessKeyId: s3.accessKey, secretAccessKey: s3.secretKey },
-      }),
+      });
+      // As the app does at startup: the probe picks the If-Match form the server honours
+      // (Ceph RGW wants it bare); without it every replace of `current` is a 412.
+      const probe = await runProbe(store);
+      if (!probe.ok) throw new Error(`S3 compatibility probe failed: ${probe.reason}`);
+      return store;
+    },
   };
 }
 

@@ -5,12 +5,12 @@
  * BENCH_WRITERS=1,10,100 and BENCH_ROUNDS, commits per writer, override the commit scenarios).
  */
 
-import { mkdir, mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createEmbeddedStore, type ObjectStore } from '@slivingdoc/store';
 import { FAILPOINT, type FailpointName, type Failpoints } from '../src/index';
-import { participants } from './participants';
+import { participants, seedNotebook } from './participants';
 
 const FILES = Number(process.env.BENCH_FILES ?? 10_000);
 const WRITERS = (process.env.BENCH_WRITERS ?? '1,10,100').split(',').map(Number);
@@ -85,13 +85,7 @@ for (const writers of WRITERS) {
 async function notebookOf(files: number) {
   const store = await createEmbeddedStore({ dir: join(base, `store-f${files}`), prefix: 'b' });
   const writer = await open(store);
-  await writer.service.pull({});
-  for (let i = 0; i < files; i += 1) {
-    const dir = join(writer.dir, `d${Math.floor(i / 100)}`);
-    if (i % 100 === 0) await mkdir(dir, { recursive: true });
-    await writeFile(join(dir, `f${i}.md`), `file ${i}\nline two\n`);
-  }
-  await writer.service.commit({ message: 'bulk' });
+  await seedNotebook(writer, files);
   return { store, writer };
 }
 

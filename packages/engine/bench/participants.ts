@@ -1,4 +1,4 @@
-import { mkdir } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createNotebookService, type EngineConfig, type NotebookService } from '../src/index';
 
@@ -25,4 +25,18 @@ export function participants(base: string) {
     });
     return { service, dir };
   };
+}
+
+/** Pulls, then publishes `files` small files in directories of 100 with one commit. */
+export async function seedNotebook(
+  writer: { service: NotebookService; dir: string },
+  files: number,
+): Promise<void> {
+  await writer.service.pull({});
+  for (let i = 0; i < files; i += 1) {
+    const dir = join(writer.dir, `d${Math.floor(i / 100)}`);
+    if (i % 100 === 0) await mkdir(dir, { recursive: true });
+    await writeFile(join(dir, `f${i}.md`), `file ${i}\nline two\n`);
+  }
+  await writer.service.commit({ message: 'bulk' });
 }

@@ -7,12 +7,12 @@
  */
 
 import { lstatSync, readdirSync } from 'node:fs';
-import { mkdir, mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createEmbeddedStore } from '@slivingdoc/store';
 import { FAILPOINT, type FailpointName, type Failpoints } from '../src/index';
-import { participants } from './participants';
+import { participants, seedNotebook } from './participants';
 
 const LARGE = Number(process.env.BENCH_FILES ?? 10_000);
 const SMALL = Number(process.env.BENCH_SMALL ?? 100);
@@ -61,13 +61,7 @@ async function notebookOf(files: number) {
   const store = await createEmbeddedStore({ dir: join(base, `store-${files}`), prefix: 'b' });
   const timer = new PhaseTimer();
   const writer = await open(store, { failpoints: timer });
-  await writer.service.pull({});
-  for (let i = 0; i < files; i += 1) {
-    const dir = join(writer.dir, `d${Math.floor(i / 100)}`);
-    if (i % 100 === 0) await mkdir(dir, { recursive: true });
-    await writeFile(join(dir, `f${i}.md`), `file ${i}\nline two\n`);
-  }
-  await writer.service.commit({ message: 'bulk' });
+  await seedNotebook(writer, files);
   timer.samples.length = 0;
   return { files, writer, timer, latencies: [] as number[] };
 }

@@ -9,6 +9,23 @@ async function current(store: ReturnType<typeof memoryStore>) {
   return { manifest: decodeManifest(object.body), etag: object.etag };
 }
 
+/**
+ * Alice commits `c.md` while Bob publishes `b.md` at `point` of her first attempt; her commit
+ * still lands (generation 3, on top of Bob's). Store calls are counted from her commit on.
+ */
+async function bobPublishesDuring(point: (typeof FAILPOINT)[keyof typeof FAILPOINT]) {
+  const store = memoryStore();
+  const failpoints = new FailpointRegistry();
+  const { alice, bob } = await aliceAndBob(store, { failpoints });
+  await put(bob.dir, 'b.md', 'b\n');
+  await put(alice.dir, 'c.md', 'c\n');
+  failpoints.set(point, async () => void (await bob.service.commit({ message: 'b' })), 1);
+  store.clearCalls();
+  const result = await alice.service.commit({ message: 'c' });
+  expect(result.generation).toBe(3);
+  return { store, manifest: (await current(store)).manifest };
+}
+
 describe('optimistic publication', () => {
   it('twenty concurrent writers on disjoint files over several rounds all succeed', async () => {
     const store = memoryStore();
@@ -130,21 +147,8 @@ describe('optimistic publication', () => {
   });
 
   it('an attempt whose current moved before the upload loses without uploading a pack or sending the CAS', async () => {
-    const store = memoryStore();
-    const failpoints = new FailpointRegistry();
-    const { alice, bob } = await aliceAndBob(store, { failpoints });
-    await put(bob.dir, 'b.md', 'b\n');
-    await put(alice.dir, 'c.md', 'c\n');
     // Bob publishes after Alice read R and merged, before she uploads.
-    failpoints.set(
-      FAILPOINT.afterFetch,
-      async () => void (await bob.service.commit({ message: 'b' })),
-      1,
-    );
-    store.clearCalls();
-    const result = await alice.service.commit({ message: 'c' });
-    expect(result.generation).toBe(3);
-    const { manifest } = await current(store);
+    const { store, manifest } = await bobPublishesDuring(FAILPOINT.afterFetch);
     expect(manifest.increments.map((i) => i.key)).toHaveLength(2);
     // One pack and one CAS each: Bob's, and Alice's second attempt on top of his.
     expect(store.calls.filter((c) => c.op === 'putImmutable')).toHaveLength(2);
@@ -158,20 +162,7 @@ describe('optimistic publication', () => {
   });
 
   it('a lost race re-fetches only the new increments', async () => {
-    const store = memoryStore();
-    const failpoints = new FailpointRegistry();
-    const { alice, bob } = await aliceAndBob(store, { failpoints });
-    await put(bob.dir, 'b.md', 'b\n');
-    await put(alice.dir, 'c.md', 'c\n');
-    failpoints.set(
-      FAILPOINT.afterPackUpload,
-      async () => void (await bob.service.commit({ message: 'b' })),
-      1,
-    );
-    store.clearCalls();
-    const result = await alice.service.commit({ message: 'c' });
-    expect(result.generation).toBe(3);
-    const { manifest } = await current(store);
+    const { store, manifest } = await bobPublishesDuring(FAILPOINT.afterPackUpload);
     const bobKey = manifest.increments[0]?.key;
     const fetched = store.calls
       .filter((c) => c.op === 'getStream' || (c.op === 'get' && c.keys[0]?.startsWith('packs/')))

@@ -3,18 +3,7 @@ import { type ObjectDb, type Oid, openMemoryObjectDb, TreeError } from '../src/i
 import { gitDbOf } from '../src/objectDb';
 import { rebuildTree, type TreeIo } from '../src/treeBuild';
 import { utf8 } from './gitOracle';
-
-/** Deterministic PRNG (mulberry32): every run generates the same edits. */
-function prng(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { prng } from './prng';
 
 const reference = openMemoryObjectDb();
 
