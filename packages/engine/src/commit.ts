@@ -10,14 +10,21 @@ import {
   type FileStat,
   type SuccessResult,
 } from '@slivingdoc/envelope';
-import { diffstat, findMarkerBlocks, sameEntries, type TreeEntries } from '@slivingdoc/merge';
+import {
+  diffstat,
+  findMarkerBlocks,
+  type MergeConflict,
+  sameEntries,
+  type TreeEntries,
+} from '@slivingdoc/merge';
 import { backoff } from './backoff';
 import type { Baseline } from './baseline';
 import type { CallState, DirContext } from './context';
+import { PublicationGate } from './gate';
 import { changedPaths, type LocalSnapshot, scanLocal } from './local';
 import { rewriteLocal } from './materialize';
 import { publishAttempt } from './publish';
-import { type Current, loadRemote, prefetchRemote } from './remote';
+import { type Current, loadRemote, prefetchRemote, type RemoteView } from './remote';
 import { conflictIssues, type Entry } from './sync';
 import { threeWayMerge } from './three-way';
 import {
@@ -98,7 +105,6 @@ export async function commitLocked(
   const markers = await markerIssues(ctx, local.entries, changed);
   if (markers.length > 0) throw unresolvedMarkers(markers);
   await refuseReadOnlyChanges(ctx, call, entry, local, changed);
-  const changedSet = new Set(changed);
   /** Rewrites L to the accepted `target`, records `baseline` and answers OK with `files`. */
   const accept = async (target: TreeEntries, baseline: Baseline, files: FileStat[]) => {
     ctx.trees.remember(baseline.tree, target);
@@ -121,46 +127,79 @@ export async function commitLocked(
   };
 
   const attempts = ctx.cfg.commitRetries + 1;
+  const gate = new PublicationGate(ctx, call);
   let observed: Current | undefined;
   for (let attempt = 0; attempt < attempts; attempt += 1) {
     if (attempt > 0) await backoffPrefetching(ctx, call, attempt - 1, observed);
-    const remote = await loadRemote(ctx, call, entry.base);
-    call.stage = 'merge';
-    const merged = await threeWayMerge(ctx, entry.baseEntries, local.entries, remote.entries);
-    if (merged.conflicts.length > 0) {
+    const step = await gate.around(() =>
+      attemptPublication(ctx, call, { entry, local, changed, message }),
+    );
+    if (step.kind === 'lost') {
+      observed = step.observed;
+      continue;
+    }
+    if (step.kind === 'conflict') {
       call.signal?.throwIfAborted();
       await ctx.db.persistStaged();
       const written = await rewriteLocal(ctx, call, {
         local,
-        target: merged.result,
+        target: step.merged,
         previous: entry.base,
-        next: remote.baseline,
+        next: step.remote.baseline,
       });
-      throw mergeConflict(conflictIssues([...merged.conflicts, ...written.conflicts]));
+      throw mergeConflict(conflictIssues([...step.conflicts, ...written.conflicts]));
     }
-    // The merged result of every file the caller touched and the merge rewrote.
-    const rewritten = [...changedSet].filter(
-      (path) => merged.result.get(path) !== local.entries.get(path),
-    );
-    const mergedMarkers = await markerIssues(ctx, merged.result, rewritten);
-    if (mergedMarkers.length > 0) throw unresolvedMarkers(mergedMarkers);
-
-    if (sameEntries(merged.result, remote.entries)) {
+    if (step.kind === 'unchanged') {
       call.signal?.throwIfAborted();
-      return accept(remote.entries, remote.baseline, []);
+      return accept(step.remote.entries, step.remote.baseline, []);
     }
-
-    const outcome = await publishAttempt(ctx, call, remote, merged.result, message);
-    if (!outcome.accepted) {
-      observed = outcome.observed;
-      continue;
-    }
-    ctx.onPublished(outcome.activeIncrements);
+    ctx.onPublished(step.activeIncrements);
     return accept(
-      merged.result,
-      outcome.baseline,
-      await diffstat(remote.entries, merged.result, ctx.db),
+      step.merged,
+      step.baseline,
+      await diffstat(step.remote.entries, step.merged, ctx.db),
     );
   }
   throw remoteBusy(attempts);
+}
+
+/** What one attempt came to; L is rewritten afterwards, outside the publication gate. */
+type Step =
+  | { kind: 'lost'; observed: Current | undefined }
+  | { kind: 'conflict'; remote: RemoteView; merged: TreeEntries; conflicts: MergeConflict[] }
+  | { kind: 'unchanged'; remote: RemoteView }
+  | {
+      kind: 'accepted';
+      remote: RemoteView;
+      merged: TreeEntries;
+      baseline: Baseline;
+      activeIncrements: number;
+    };
+
+/** One attempt: read R, merge it with L against the baseline, and publish the result. */
+async function attemptPublication(
+  ctx: DirContext,
+  call: CallState,
+  commit: { entry: Entry; local: LocalSnapshot; changed: string[]; message: Uint8Array },
+): Promise<Step> {
+  const { entry, local, changed, message } = commit;
+  const remote = await loadRemote(ctx, call, entry.base);
+  call.stage = 'merge';
+  const merged = await threeWayMerge(ctx, entry.baseEntries, local.entries, remote.entries);
+  if (merged.conflicts.length > 0)
+    return { kind: 'conflict', remote, merged: merged.result, conflicts: merged.conflicts };
+  // The merged result of every file the caller touched and the merge rewrote.
+  const rewritten = changed.filter((path) => merged.result.get(path) !== local.entries.get(path));
+  const mergedMarkers = await markerIssues(ctx, merged.result, rewritten);
+  if (mergedMarkers.length > 0) throw unresolvedMarkers(mergedMarkers);
+  if (sameEntries(merged.result, remote.entries)) return { kind: 'unchanged', remote };
+  const outcome = await publishAttempt(ctx, call, remote, merged.result, message);
+  if (!outcome.accepted) return { kind: 'lost', observed: outcome.observed };
+  return {
+    kind: 'accepted',
+    remote,
+    merged: merged.result,
+    baseline: outcome.baseline,
+    activeIncrements: outcome.activeIncrements,
+  };
 }

@@ -41,6 +41,13 @@ export interface EngineConfig {
   lockTimeoutMs?: number;
   /** How long `close()` waits for background checkpoints (default 30 s). */
   closeTimeoutMs?: number;
+  /**
+   * How long one commit may wait in total, across its attempts, for the publication gate
+   * (processes on this machine publishing to the same store take turns per attempt); after
+   * that it attempts without the gate. 0 (the default) = no gate. The app sets 30 s for its
+   * embedded and S3 stores (docs/engine.md, "Publication gate").
+   */
+  publicationGateMs?: number;
   /** Backoff randomness and sleep (tests make them deterministic). */
   clock?: BackoffClock;
 }
@@ -61,6 +68,7 @@ export interface ResolvedConfig {
   home: string;
   lockTimeoutMs: number;
   closeTimeoutMs: number;
+  publicationGateMs: number;
   clock: BackoffClock;
 }
 
@@ -103,6 +111,7 @@ export function resolveConfig(config: EngineConfig, home: string): ResolvedConfi
     home: config.home ?? home,
     lockTimeoutMs: integerIn('lockTimeoutMs', config.lockTimeoutMs, 10_000, 0, 3_600_000),
     closeTimeoutMs: integerIn('closeTimeoutMs', config.closeTimeoutMs, 30_000, 0, 3_600_000),
+    publicationGateMs: integerIn('publicationGateMs', config.publicationGateMs, 0, 0, 3_600_000),
     clock: config.clock ?? SYSTEM_CLOCK,
   };
 }

@@ -152,6 +152,7 @@ export async function createNotebookService(config: EngineConfig): Promise<Noteb
     const release = await ctx.priv
       .lock({ timeoutMs: cfg.lockTimeoutMs, ...(signal === undefined ? {} : { signal }) })
       .catch((err: unknown) => {
+        if (isAbort(err, signal)) throw err;
         throw classifyKnown(err) ?? engineFailure(err, 'private');
       });
     const call = newCall(signal);

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { unlink } from 'node:fs/promises';
-import { connect, createServer, type Server } from 'node:net';
+import { connect, createServer, type Server, type Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { LockTimeoutError } from './errors';
 
@@ -36,7 +36,7 @@ export async function acquireLock(
 ): Promise<Release> {
   const deadline = Date.now() + opts.timeoutMs;
   const releaseLocal = await acquireLocal(key, deadline, opts.signal);
-  let server: Server;
+  let server: HeldName;
   try {
     server = await acquireSystem(key, socketFile, deadline, opts.signal);
   } catch (error) {
@@ -47,7 +47,7 @@ export async function acquireLock(
   return async () => {
     if (released) return;
     released = true;
-    await new Promise<void>((resolve) => server.close(() => resolve()));
+    await server.release();
     releaseLocal();
   };
 }
@@ -101,7 +101,7 @@ async function acquireSystem(
   socketFile: string,
   deadline: number,
   signal?: AbortSignal,
-): Promise<Server> {
+): Promise<HeldName> {
   const address =
     process.platform === 'linux'
       ? `\0slivingdoc-lock-${createHash('sha256').update(key).digest('hex')}`
@@ -113,22 +113,72 @@ async function acquireSystem(
     if (server) return server;
     if (address === socketFile && (await removeIfAbandoned(socketFile))) continue;
     if (Date.now() >= deadline) throw new LockTimeoutError();
-    await sleep(Math.min(pause, Math.max(1, deadline - Date.now())), undefined, { signal });
+    await untilReleased(address, Math.min(pause, Math.max(1, deadline - Date.now())), signal);
+    signal?.throwIfAborted();
     pause = Math.min(pause * 2, 100);
   }
 }
 
-/** Listens on `address`; `undefined` when another process holds it. */
-function listen(address: string): Promise<Server | undefined> {
+/** A name this process listens on: the lock, held until {@link HeldName.release}. */
+interface HeldName {
+  release(): Promise<void>;
+}
+
+/**
+ * Listens on `address`; `undefined` when another process holds it. Waiters stay connected
+ * (see {@link untilReleased}); the release stops listening first, so the name is free when
+ * their connections drop.
+ */
+function listen(address: string): Promise<HeldName | undefined> {
   return new Promise((resolve, reject) => {
-    const server = createServer((socket) => socket.destroy());
+    const waiters = new Set<Socket>();
+    const server: Server = createServer((socket) => {
+      socket.unref();
+      socket.on('error', () => {});
+      waiters.add(socket);
+      socket.once('close', () => waiters.delete(socket));
+    });
     server.once('error', (error: NodeJS.ErrnoException) => {
       if (error.code === 'EADDRINUSE') resolve(undefined);
       else reject(error);
     });
     server.listen({ path: address, exclusive: true }, () => {
       server.unref();
-      resolve(server);
+      resolve({
+        release: () =>
+          new Promise<void>((done) => {
+            server.close(() => done());
+            for (const socket of waiters) socket.destroy();
+          }),
+      });
+    });
+  });
+}
+
+/**
+ * Waits at most `ms` for the holder of `address` to let go. The waiter connects to the
+ * holder's listening socket, and that connection closes the moment the holder releases or
+ * dies, so under contention the lock passes on at once instead of after a sleep. A
+ * connection that is refused or fails falls back to the plain sleep.
+ */
+function untilReleased(address: string, ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const socket = connect(address);
+    let connected = false;
+    const done = () => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      socket.destroy();
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal?.addEventListener('abort', done, { once: true });
+    socket.on('error', () => {});
+    socket.once('connect', () => {
+      connected = true;
+    });
+    socket.once('close', () => {
+      if (connected) done();
     });
   });
 }

@@ -19,7 +19,7 @@ import { soakProblems } from './verdict';
 
 const writers = Number(process.env.SLIVINGDOC_SOAK_WRITERS ?? 20);
 const commits = Number(process.env.SLIVINGDOC_SOAK_COMMITS ?? 200);
-const stores = (process.env.SLIVINGDOC_SOAK_STORES ?? 'embedded,s3').split(',');
+const stores = (process.env.SLIVINGDOC_SOAK_STORES ?? 'embedded,s3').split(',').filter(Boolean);
 
 let failed = false;
 for (const kind of stores) {

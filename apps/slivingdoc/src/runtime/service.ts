@@ -4,6 +4,12 @@ import type { AppConfig } from '../config/types';
 import type { Logging } from '../logging';
 import type { Roots } from './roots';
 
+/**
+ * How long one commit waits in total for other local processes' attempts on the same store
+ * before racing without the gate (docs/engine.md, "Publication gate").
+ */
+const PUBLICATION_GATE_MS = 30_000;
+
 /** Composes the engine from the validated configuration, the resolved roots and the store. */
 export function startService(
   config: AppConfig,
@@ -22,5 +28,6 @@ export function startService(
     checkpointPacks: config.checkpointPacks,
     retainedCheckpoints: config.retainedCheckpoints,
     logger: logging.module('engine'),
+    publicationGateMs: PUBLICATION_GATE_MS,
   });
 }
