@@ -19,6 +19,20 @@ function privateStore(): MemoryStore {
 const casCalls = (store: MemoryStore) =>
   store.calls.filter((c) => c.op === 'replaceIfMatch').length;
 
+/** Alice, pulled and with `a.md` to commit, and the gate of her store held by someone else. */
+async function aliceWhileGateHeld(publicationGateMs: number) {
+  const store = privateStore();
+  const alice = await participant(store, { publicationGateMs });
+  await alice.service.pull({});
+  await put(alice.dir, 'a.md', 'a\n');
+  const held = await acquireLock(
+    publicationGateKey(store.identity),
+    join(alice.privateRoot, 'held.sock'),
+    { timeoutMs: 1_000 },
+  );
+  return { store, alice, held };
+}
+
 describe('publication gate', () => {
   it('lets a burst of writers on one store publish with one CAS each', async () => {
     const store = privateStore();
@@ -44,15 +58,7 @@ describe('publication gate', () => {
   });
 
   it('races without the gate once the waiting budget is spent', async () => {
-    const store = privateStore();
-    const alice = await participant(store, { publicationGateMs: 200 });
-    await alice.service.pull({});
-    await put(alice.dir, 'a.md', 'a\n');
-    const held = await acquireLock(
-      publicationGateKey(store.identity),
-      join(alice.privateRoot, 'held.sock'),
-      { timeoutMs: 1_000 },
-    );
+    const { store, alice, held } = await aliceWhileGateHeld(200);
     try {
       const result = await alice.service.commit({ message: 'a' });
       // Answered while another holder still has the gate.
@@ -64,15 +70,7 @@ describe('publication gate', () => {
   });
 
   it('stops waiting when the call is cancelled, publishing nothing', async () => {
-    const store = privateStore();
-    const alice = await participant(store, { publicationGateMs: 60_000 });
-    await alice.service.pull({});
-    await put(alice.dir, 'a.md', 'a\n');
-    const held = await acquireLock(
-      publicationGateKey(store.identity),
-      join(alice.privateRoot, 'held.sock'),
-      { timeoutMs: 1_000 },
-    );
+    const { store, alice, held } = await aliceWhileGateHeld(60_000);
     try {
       const controller = new AbortController();
       const commit = alice.service.commit({ message: 'a', signal: controller.signal });
