@@ -57,8 +57,16 @@ export class PublicationGate {
         },
       );
     } catch (err) {
-      if (err instanceof LockTimeoutError) return undefined;
-      throw err;
+      if (this.call.signal?.aborted) throw err;
+      // The gate is an optimisation: when it cannot be taken at all (say a socket file path
+      // too long for a non-Linux system), the attempt races as SPEC §9 describes.
+      if (!(err instanceof LockTimeoutError)) {
+        cfg.logger.warn(
+          { code: (err as NodeJS.ErrnoException).code },
+          'publication gate unavailable; attempting without it',
+        );
+      }
+      return undefined;
     }
   }
 }
