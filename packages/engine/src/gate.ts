@@ -5,7 +5,7 @@
  * race every other, and the fixed retry budget of SPEC §9 runs out while the machine's CPU
  * is shared a hundred ways. The gate is an optimisation only: the CAS still decides,
  * writers on other hosts still race through it, and a writer that waited out its budget
- * attempts without the gate. It never waits for anything while held (the directory's lock is
+ * attempts without the gate. Its holder never waits for another lock (the directory's lock is
  * taken before it), so it cannot deadlock, and the kernel frees it when its holder dies.
  */
 import { join } from 'node:path';
