@@ -113,7 +113,7 @@ async function acquireSystem(
     if (server) return server;
     if (address === socketFile && (await removeIfAbandoned(socketFile))) continue;
     if (Date.now() >= deadline) throw new LockTimeoutError();
-    await untilReleased(address, Math.min(pause, Math.max(1, deadline - Date.now())), signal);
+    await untilReleased(address, { pauseMs: pause, deadline }, signal);
     signal?.throwIfAborted();
     pause = Math.min(pause * 2, 100);
   }
@@ -156,12 +156,18 @@ function listen(address: string): Promise<HeldName | undefined> {
 }
 
 /**
- * Waits at most `ms` for the holder of `address` to let go. The waiter connects to the
- * holder's listening socket, and that connection closes the moment the holder releases or
- * dies, so under contention the lock passes on at once instead of after a sleep. A
- * connection that is refused or fails falls back to the plain sleep.
+ * Waits for the holder of `address` to let go, at most until `deadline`. The waiter connects to
+ * the holder's listening socket, and that connection closes the moment the holder releases or
+ * dies, so the lock passes on at once instead of after a sleep; while connected the waiter
+ * does nothing at all (a hundred waiters polling every 100 ms cost the holder a measurable
+ * share of the CPU). A connection that is refused or fails falls back to a plain sleep of
+ * `pauseMs`.
  */
-function untilReleased(address: string, ms: number, signal?: AbortSignal): Promise<void> {
+function untilReleased(
+  address: string,
+  wait: { pauseMs: number; deadline: number },
+  signal?: AbortSignal,
+): Promise<void> {
   return new Promise((resolve) => {
     const socket = connect(address);
     let connected = false;
@@ -171,11 +177,14 @@ function untilReleased(address: string, ms: number, signal?: AbortSignal): Promi
       socket.destroy();
       resolve();
     };
-    const timer = setTimeout(done, ms);
+    const remaining = () => Math.max(1, wait.deadline - Date.now());
+    let timer = setTimeout(done, Math.min(wait.pauseMs, remaining()));
     signal?.addEventListener('abort', done, { once: true });
     socket.on('error', () => {});
     socket.once('connect', () => {
       connected = true;
+      clearTimeout(timer);
+      timer = setTimeout(done, remaining());
     });
     socket.once('close', () => {
       if (connected) done();
