@@ -131,8 +131,8 @@ export async function commitLocked(
   let observed: Current | undefined;
   for (let attempt = 0; attempt < attempts; attempt += 1) {
     if (attempt > 0) await backoffPrefetching(ctx, call, attempt - 1, observed);
-    const step = await gate.around(() =>
-      attemptPublication(ctx, call, { entry, local, changed, message }),
+    const step = await gate.around((gated) =>
+      attemptPublication(ctx, call, { entry, local, changed, message, gated }),
     );
     if (step.kind === 'lost') {
       observed = step.observed;
@@ -180,9 +180,16 @@ type Step =
 async function attemptPublication(
   ctx: DirContext,
   call: CallState,
-  commit: { entry: Entry; local: LocalSnapshot; changed: string[]; message: Uint8Array },
+  commit: {
+    entry: Entry;
+    local: LocalSnapshot;
+    changed: string[];
+    message: Uint8Array;
+    /** Whether the attempt holds the publication gate (no local writer races it). */
+    gated: boolean;
+  },
 ): Promise<Step> {
-  const { entry, local, changed, message } = commit;
+  const { entry, local, changed, message, gated } = commit;
   const remote = await loadRemote(ctx, call, entry.base);
   call.stage = 'merge';
   const merged = await threeWayMerge(ctx, entry.baseEntries, local.entries, remote.entries);
@@ -193,7 +200,9 @@ async function attemptPublication(
   const mergedMarkers = await markerIssues(ctx, merged.result, rewritten);
   if (mergedMarkers.length > 0) throw unresolvedMarkers(mergedMarkers);
   if (sameEntries(merged.result, remote.entries)) return { kind: 'unchanged', remote };
-  const outcome = await publishAttempt(ctx, call, remote, merged.result, message);
+  const outcome = await publishAttempt(ctx, call, remote, merged.result, message, {
+    checkMoved: !gated,
+  });
   if (!outcome.accepted) return { kind: 'lost', observed: outcome.observed };
   return {
     kind: 'accepted',

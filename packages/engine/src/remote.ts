@@ -66,7 +66,7 @@ export async function readCurrent(store: ObjectStore): Promise<Current | undefin
 /** Thrown inside this module when a referenced pack is gone; the caller re-reads `current`. */
 class PackVanished extends Error {}
 
-const DOWNLOAD_CONCURRENCY = 8;
+const DOWNLOAD_CONCURRENCY = 32;
 const VANISHED_REREADS = 4;
 
 type PackDescriptor = CheckpointDescriptor | IncrementDescriptor;

@@ -18,6 +18,8 @@ function privateStore(): MemoryStore {
 
 const casCalls = (store: MemoryStore) =>
   store.calls.filter((c) => c.op === 'replaceIfMatch').length;
+const currentReads = (store: MemoryStore) =>
+  store.calls.filter((c) => c.op === 'get' && c.keys.includes('current')).length;
 
 /** Alice, pulled and with `a.md` to commit, and the gate of her store held by someone else. */
 async function aliceWhileGateHeld(publicationGateMs: number) {
@@ -53,6 +55,9 @@ describe('publication gate', () => {
 
     expect(results.map((r) => r.code)).toEqual(writers.map(() => 'OK'));
     expect(casCalls(store)).toBe(writers.length);
+    // Inside the gate `current` is read once per attempt: no local writer can move it between
+    // that read and the CAS, so the re-read before the upload is skipped.
+    expect(currentReads(store)).toBe(writers.length);
     const generations = results.map((r) => r.generation).sort((a, b) => a - b);
     expect(generations).toEqual(writers.map((_, i) => i + 2));
   });
