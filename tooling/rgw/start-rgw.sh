@@ -92,7 +92,7 @@ debug mon = 0
 debug rgw = 1
 
 [client.rgw.a]
-rgw frontends = beast endpoint=127.0.0.1:$PORT
+rgw frontends = beast endpoint=127.0.0.1:$PORT tcp_nodelay=1
 # radosgw defaults to ms_mon_client_mode=secure, impossible with auth none
 ms mon client mode = crc
 rgw data = $D/rgw
