@@ -4,20 +4,29 @@
 //   tooling/node_modules/.bin/tsx tooling/bench/contention.ts \
 //     before=/tmp/before/dist/cli.js after=apps/slivingdoc/dist/cli.js
 // Environment: BENCH_ROUNDS (2), BENCH_SATURATION (1,4,16), BENCH_BURST (100; 0 = none),
-// BENCH_DURATION_MS (5000), BENCH_CPU_PROF=<dir> (--cpu-prof in every server process).
+// BENCH_DURATION_MS (5000), BENCH_CPU_PROF=<dir> (--cpu-prof in every server process),
+// BENCH_STORE=s3 (the S3 server named by the SLIVINGDOC_TEST_S3_* pairs that
+// tooling/rgw/start-rgw.sh prints, instead of the embedded store).
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { measureRawCas } from './raw-cas';
 import type { LoadMetrics } from './report';
 import { type LoadRun, runBurst, runSaturation } from './scenarios/load';
-import { embeddedTarget } from './stores';
+import { embeddedTarget, type StoreTarget, s3SettingsFromEnv, s3Target } from './stores';
 import { createMcpPool } from './writers/mcp';
 
 const RETRIES = 8;
 
 function numbers(text: string | undefined, fallback: number[]): number[] {
   return text ? text.split(',').map(Number) : fallback;
+}
+
+function chooseTarget(work: string): StoreTarget {
+  if (process.env.BENCH_STORE !== 's3') return embeddedTarget(join(work, 'store'));
+  const s3 = s3SettingsFromEnv(process.env);
+  if (s3 === undefined) throw new Error('BENCH_STORE=s3 needs the SLIVINGDOC_TEST_S3_* pairs');
+  return s3Target(s3);
 }
 
 function row(label: string, scenario: string, m: LoadMetrics): string {
@@ -50,7 +59,7 @@ async function main(): Promise<void> {
     ? ['--cpu-prof', '--cpu-prof-dir', resolve(process.env.BENCH_CPU_PROF)]
     : [];
   const work = await mkdtemp(join(tmpdir(), 'slivingdoc-contention-'));
-  const target = embeddedTarget(join(work, 'store'));
+  const target = chooseTarget(work);
   const lines = [
     'build       scenario         accepted   busy  failed  commits/s  CAS/commit  p50 ms',
   ];
@@ -61,17 +70,20 @@ async function main(): Promise<void> {
   try {
     for (let round = 0; round < rounds; round++) {
       const raw = await measureRawCas({
-        store: await target.open(`raw-${round}`),
-        kind: 'embedded',
+        store: await target.open(`raw-${round}-${work.slice(-6)}`),
+        kind: target.kind,
         writers: 16,
         durationMs: 3000,
       });
-      say(`round ${round + 1}: raw CAS, 16 loops: ${raw.casPerSecond.toFixed(1)} CAS/s`);
+      say(
+        `round ${round + 1}: raw CAS (${target.kind}), 16 loops: ${raw.casPerSecond.toFixed(1)} CAS/s`,
+      );
       // Reversed every other round: a build that runs right behind another meets the disk still
       // writing back what the other left, so no build should always come second.
       const order = round % 2 === 0 ? builds : [...builds].reverse();
       for (const build of order) {
-        const prefix = `${build.label}-${round}`;
+        // The run's own temp-dir suffix keeps reruns on one S3 bucket apart.
+        const prefix = `${build.label}-${round}-${work.slice(-6)}`;
         const size = Math.max(burst, ...saturation);
         const pool = await createMcpPool({
           cli: build.cli,
@@ -83,7 +95,7 @@ async function main(): Promise<void> {
           pullFirst: true,
           nodeArgs,
         });
-        const run: LoadRun = { system: 'slivingdoc-mcp', store: 'embedded', pool, sequence: [] };
+        const run: LoadRun = { system: 'slivingdoc-mcp', store: target.kind, pool, sequence: [] };
         try {
           for (const writers of saturation) {
             const subset = { ...pool, writers: pool.writers.slice(0, writers) };

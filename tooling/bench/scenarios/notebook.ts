@@ -7,7 +7,7 @@ import type { PullResult, ScaleResult, StoreKind, System } from '../report';
 import { summarize } from '../stats';
 import { createEnginePool } from '../writers/engine';
 import type { Outcome, Writer, WriterPool } from '../writers/types';
-import { noteContent } from './load';
+import { mustBeOk, noteContent } from './load';
 
 /** The path of file `i` in a seeded notebook: 100 files per directory. */
 export function seededPath(i: number): string {
@@ -18,11 +18,6 @@ async function writeSeededFile(dir: string, i: number, sequence: number): Promis
   const path = join(dir, seededPath(i));
   await mkdir(join(path, '..'), { recursive: true });
   await writeFile(path, noteContent(i, sequence));
-}
-
-function mustBeOk(outcome: Outcome, what: string): Outcome {
-  if (outcome.code !== 'OK') throw new Error(`${what}: ${outcome.code}·${outcome.reason ?? ''}`);
-  return outcome;
 }
 
 /**
