@@ -31,9 +31,9 @@ export class PublicationGate {
   /**
    * Runs one attempt inside the gate, or without it when the gate is off or the call's
    * waiting budget is spent (the attempt then races as SPEC §9 describes); `attempt` learns
-   * which. A waiter does no
-   * work meanwhile: fetching what the holders publish while waiting was measured to cost a
-   * burst of 100 writers more CPU (each decodes every new manifest) than it saved the holder.
+   * which. A waiter does no work meanwhile: fetching what the holders publish while waiting
+   * was measured to cost a burst of 100 writers more CPU (each decodes every new manifest)
+   * than it saved the holder, and fetching the backlog once before queueing flooded S3.
    */
   async around<T>(attempt: (held: boolean) => Promise<T>): Promise<T> {
     const leave = await this.#enter();
