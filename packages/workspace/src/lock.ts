@@ -102,10 +102,7 @@ async function acquireSystem(
   deadline: number,
   signal?: AbortSignal,
 ): Promise<HeldName> {
-  const address =
-    process.platform === 'linux'
-      ? `\0slivingdoc-lock-${createHash('sha256').update(key).digest('hex')}`
-      : socketFile;
+  const address = lockAddress(key, socketFile);
   let pause = 5;
   for (;;) {
     signal?.throwIfAborted();
@@ -117,6 +114,16 @@ async function acquireSystem(
     signal?.throwIfAborted();
     pause = Math.min(pause * 2, 100);
   }
+}
+
+/**
+ * Where the lock named `key` listens: a name in Linux's abstract namespace (a hash of `key`),
+ * elsewhere `socketFile`. Exported for tests that stand in for a holder.
+ */
+export function lockAddress(key: string, socketFile: string): string {
+  return process.platform === 'linux'
+    ? `\0slivingdoc-lock-${createHash('sha256').update(key).digest('hex')}`
+    : socketFile;
 }
 
 /** A name this process listens on: the lock, held until {@link HeldName.release}. */

@@ -1,11 +1,11 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { createHash } from 'node:crypto';
 import { once } from 'node:events';
 import { createServer, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { acquireLock, LockTimeoutError, openPrivateState } from '../src/index';
+import { lockAddress } from '../src/lock';
 import { tempDir } from './helpers';
 
 const holder = fileURLToPath(new URL('./fixtures/hold-lock.ts', import.meta.url));
@@ -132,12 +132,13 @@ describe('PrivateState.lock', () => {
     // Stands in for another process holding the lock: the same abstract name, counting the
     // connections waiters open to learn of its release.
     const key = `poll-test ${root.path}`;
-    const address = `\0slivingdoc-lock-${createHash('sha256').update(key).digest('hex')}`;
+    const socketFile = join(root.path, 'poll-test.sock');
+    const address = lockAddress(key, socketFile);
     const accepted: Socket[] = [];
     const holderServer = createServer((socket) => accepted.push(socket));
     await new Promise<void>((resolve) => holderServer.listen({ path: address }, resolve));
 
-    const waiter = acquireLock(key, join(root.path, 'unused.sock'), { timeoutMs: 10_000 });
+    const waiter = acquireLock(key, socketFile, { timeoutMs: 10_000 });
     await new Promise((resolve) => setTimeout(resolve, 1_000));
     // One connection for the whole wait (polling every 100 ms would have opened about ten).
     expect(accepted).toHaveLength(1);
