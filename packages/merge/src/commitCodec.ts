@@ -9,10 +9,34 @@ export interface CommitData {
   message: Uint8Array;
   /** Commit time: UTC, whole seconds since the epoch. */
   time: number;
+  /**
+   * The participant who wrote the change (SPEC §9: the author name; `slivingdoc` when absent).
+   * 1–64 bytes of UTF-8 without control characters, `<` or `>`; decoding a foreign commit
+   * reports whatever name its author line carries.
+   */
+  author?: string;
 }
 
-/** Author and committer of every commit (SPEC §9). */
-export const IDENTITY = 'slivingdoc <slivingdoc@localhost>';
+/** The author name of a commit whose writer named no actor, and the committer's name. */
+export const DEFAULT_AUTHOR = 'slivingdoc';
+
+/** The e-mail of every author and the committer (SPEC §9). */
+const EMAIL = '<slivingdoc@localhost>';
+
+/** Committer of every commit (SPEC §9). */
+export const IDENTITY = `${DEFAULT_AUTHOR} ${EMAIL}`;
+
+/** Whether `name` may be an author name: 1–64 UTF-8 bytes, no control character, `<` or `>`. */
+export function isValidAuthorName(name: string): boolean {
+  const bytes = Buffer.byteLength(name, 'utf8');
+  return (
+    bytes >= 1 &&
+    bytes <= 64 &&
+    // A lone surrogate (not well-formed UTF-16) has no UTF-8 form.
+    !/\p{Surrogate}/u.test(name) &&
+    !/[\p{Cc}<>]/u.test(name)
+  );
+}
 
 /**
  * Serialises a commit object. Written by hand because isomorphic-git's commit writers normalise
@@ -25,11 +49,13 @@ export function encodeCommit(commit: CommitData): Uint8Array {
   if (!Number.isSafeInteger(commit.time) || commit.time < 0) {
     throw new CommitFormatError('commit time must be whole seconds since the epoch');
   }
-  const stamp = `${IDENTITY} ${commit.time} +0000`;
+  const author = commit.author ?? DEFAULT_AUTHOR;
+  if (!isValidAuthorName(author)) throw new CommitFormatError('commit author name is invalid');
+  const when = `${commit.time} +0000`;
   const header =
     `tree ${commit.tree}\n` +
     (commit.parent ? `parent ${commit.parent}\n` : '') +
-    `author ${stamp}\ncommitter ${stamp}\n\n`;
+    `author ${author} ${EMAIL} ${when}\ncommitter ${IDENTITY} ${when}\n\n`;
   return Buffer.concat([Buffer.from(header, 'utf8'), commit.message]);
 }
 
@@ -46,6 +72,7 @@ export function decodeCommit(content: Uint8Array): CommitData {
   let tree: string | undefined;
   let parent: string | undefined;
   let time: number | undefined;
+  let author: string | undefined;
   for (const line of lines) {
     if (line.startsWith('tree ')) {
       if (tree !== undefined) throw new CommitFormatError('commit has two trees');
@@ -53,6 +80,10 @@ export function decodeCommit(content: Uint8Array): CommitData {
     } else if (line.startsWith('parent ')) {
       if (parent !== undefined) throw new CommitFormatError('commit has more than one parent');
       parent = line.slice(7);
+    } else if (line.startsWith('author ') && author === undefined) {
+      // `author <name> <<email>> <time> <zone>`: the name is everything before ` <`.
+      const match = /^author (.*?) <[^>]*> \d+ [+-]\d{4}$/.exec(line);
+      if (match) author = match[1];
     } else if (line.startsWith('committer ')) {
       const match = / (\d+) [+-]\d{4}$/.exec(line);
       if (!match) throw new CommitFormatError('commit has a malformed committer line');
@@ -69,5 +100,6 @@ export function decodeCommit(content: Uint8Array): CommitData {
   }
   const commit: CommitData = { tree, message: new Uint8Array(bytes.subarray(end + 2)), time };
   if (parent !== undefined) commit.parent = parent;
+  if (author !== undefined) commit.author = author;
   return commit;
 }

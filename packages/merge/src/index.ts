@@ -3,7 +3,7 @@
  * text merge, marker blocks and diffstat. Knows nothing of S3, MCP or the visible directory.
  */
 export type { CommitData } from './commitCodec';
-export { IDENTITY } from './commitCodec';
+export { DEFAULT_AUTHOR, IDENTITY, isValidAuthorName } from './commitCodec';
 export { diffstat, type FileStat, lineDiffStat } from './diffstat';
 export {
   ClosureError,

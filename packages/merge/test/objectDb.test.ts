@@ -104,12 +104,14 @@ describe.each(variants)('ObjectDb %s', (_name, open) => {
       tree,
       message: utf8('first'),
       time: 1_700_000_000,
+      author: 'slivingdoc',
     });
     expect(await db.readCommit(child)).toEqual({
       tree,
       parent: root,
       message: utf8('second\n'),
       time: 1_700_000_001,
+      author: 'slivingdoc',
     });
     await expect(db.writeCommit({ tree, message: utf8('x'), time: 1.5 })).rejects.toBeInstanceOf(
       CommitFormatError,
@@ -171,6 +173,28 @@ describe('ObjectDb against canonical git', () => {
       expect(raw.equals(Buffer.concat([Buffer.from(expectedHeader), bytes]))).toBe(true);
       expect(Buffer.from((await db.readCommit(oid)).message).equals(Buffer.from(bytes))).toBe(true);
       parent = oid;
+    }
+  });
+
+  it('records the actor as the author name; the committer stays slivingdoc (git cat-file)', async () => {
+    const gitdir = bareRepo(`${scratch.dir}/author`);
+    const db = await openObjectDb({ gitdir });
+    const tree = await db.writeTree(new Map([['a', await db.writeBlob(utf8('a'))]]));
+    const oid = await db.writeCommit({
+      tree,
+      message: utf8('m'),
+      time: 5,
+      author: 'claude-code 日本',
+    });
+    const raw = gitOk(['cat-file', 'commit', oid], { cwd: gitdir }).toString('utf8');
+    expect(raw).toContain('\nauthor claude-code 日本 <slivingdoc@localhost> 5 +0000\n');
+    expect(raw).toContain('\ncommitter slivingdoc <slivingdoc@localhost> 5 +0000\n');
+    gitOk(['fsck', '--strict', '--no-dangling', oid], { cwd: gitdir });
+    expect((await db.readCommit(oid)).author).toBe('claude-code 日本');
+    for (const author of ['', 'a<b', 'x>', 'tab\there', 'x'.repeat(65)]) {
+      await expect(
+        db.writeCommit({ tree, message: utf8('m'), time: 5, author }),
+      ).rejects.toBeInstanceOf(CommitFormatError);
     }
   });
 
