@@ -2,9 +2,7 @@
  * @slivingdoc/merge: git objects (SHA-1) and packs through isomorphic-git, three-way tree and
  * text merge, marker blocks and diffstat. Knows nothing of S3, MCP or the visible directory.
  */
-export type { CommitData } from './commitCodec';
-export { DEFAULT_AUTHOR, IDENTITY, isValidAuthorName } from './commitCodec';
-export { diffstat, type FileStat, lineDiffStat } from './diffstat';
+
 export {
   ClosureError,
   CommitFormatError,
@@ -15,22 +13,30 @@ export {
   TreeError,
   type TreeErrorKind,
 } from './errors';
-export { findMarkerBlocks } from './markers';
+export type { CommitData } from './model/commit-codec';
+export { DEFAULT_AUTHOR, IDENTITY, isValidAuthorName } from './model/commit-codec';
+export { blobOid, type Oid } from './model/object-format';
+export { diffstat, type FileStat, lineDiffStat } from './operations/diffstat';
+export { findMarkerBlocks } from './operations/markers';
 export {
-  type ObjectDb,
-  openMemoryObjectDb,
-  openObjectDb,
-  type StageOption,
-  type TreeEntries,
-} from './objectDb';
-export { blobOid, type Oid } from './objectFormat';
-export { createCheckpointPack, createIncrementPack, importPack, verifyClosure } from './packs';
-export { type LineRange, mergeText, type TextMergeResult } from './textMerge';
-export type { BaseTree } from './treeBuild';
+  createCheckpointPack,
+  createIncrementPack,
+  importPack,
+  verifyClosure,
+} from './operations/packs';
+export { type LineRange, mergeText, type TextMergeResult } from './operations/text-merge';
 export {
   type Merge3Input,
   type MergeConflict,
   type MergeConflictReason,
   merge3,
   sameEntries,
-} from './treeMerge';
+} from './operations/tree-merge';
+export {
+  type ObjectDb,
+  openMemoryObjectDb,
+  openObjectDb,
+  type StageOption,
+  type TreeEntries,
+} from './storage/object-db';
+export type { BaseTree } from './storage/tree-build';

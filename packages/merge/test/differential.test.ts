@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { mergeText } from '../src/index';
-import { tempDir } from './gitOracle';
+import { tempDir } from './git-oracle';
 import { prng } from './prng';
 
 interface Case {

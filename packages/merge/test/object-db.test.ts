@@ -9,7 +9,7 @@ import {
   openObjectDb,
   TreeError,
 } from '../src/index';
-import { bareRepo, gitOk, tempDir, utf8 } from './gitOracle';
+import { bareRepo, gitOk, tempDir, utf8 } from './git-oracle';
 
 const scratch = tempDir('merge-objectdb-');
 afterAll(() => scratch.remove());

@@ -13,8 +13,8 @@ import {
   PackError,
   verifyClosure,
 } from '../src/index';
-import { GitObjectDb, gitDbOf } from '../src/objectDb';
-import { bareRepo, git, gitOk, tempDir, utf8 } from './gitOracle';
+import { GitObjectDb, gitDbOf } from '../src/storage/object-db';
+import { bareRepo, git, gitOk, tempDir, utf8 } from './git-oracle';
 
 const scratch = tempDir('merge-packs-');
 afterAll(() => scratch.remove());

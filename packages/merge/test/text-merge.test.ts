@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { findMarkerBlocks, lineDiffStat, mergeText } from '../src/index';
-import { text, utf8 } from './gitOracle';
+import { text, utf8 } from './git-oracle';
 
 const merge = (base: string, local: string, remote: string) => {
   const result = mergeText(utf8(base), utf8(local), utf8(remote));

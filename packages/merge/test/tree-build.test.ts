@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { type ObjectDb, type Oid, openMemoryObjectDb, TreeError } from '../src/index';
-import { gitDbOf } from '../src/objectDb';
-import { rebuildTree, type TreeIo } from '../src/treeBuild';
-import { utf8 } from './gitOracle';
+import { gitDbOf } from '../src/storage/object-db';
+import { rebuildTree, type TreeIo } from '../src/storage/tree-build';
+import { utf8 } from './git-oracle';
 import { prng } from './prng';
 
 const reference = openMemoryObjectDb();

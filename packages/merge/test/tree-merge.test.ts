@@ -9,7 +9,7 @@ import {
   openMemoryObjectDb,
   type TreeEntries,
 } from '../src/index';
-import { testFoldKey, text, utf8 } from './gitOracle';
+import { testFoldKey, text, utf8 } from './git-oracle';
 
 /** Writes `files` (path → text) into `db` and returns the path → oid map. */
 async function tree(db: ObjectDb, files: Record<string, string>): Promise<TreeEntries> {

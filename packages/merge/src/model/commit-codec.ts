@@ -1,5 +1,5 @@
-import { CommitFormatError } from './errors';
-import { isOid, type Oid } from './objectFormat';
+import { CommitFormatError } from '../errors';
+import { isOid, type Oid } from './object-format';
 
 /** A commit as the notebook uses it: one tree, zero or one parent, exact message bytes. */
 export interface CommitData {

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { crc32, deflateSync, inflateSync } from 'node:zlib';
-import { PackError } from './errors';
-import type { ObjectType } from './objectFormat';
+import { PackError } from '../errors';
+import type { ObjectType } from './object-format';
 
 const TYPE_CODES: Record<ObjectType, number> = { commit: 1, tree: 2, blob: 3 };
 const OFS_DELTA = 6;

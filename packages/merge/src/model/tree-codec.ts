@@ -1,5 +1,5 @@
-import { TreeError } from './errors';
-import { isOid, type Oid } from './objectFormat';
+import { TreeError } from '../errors';
+import { isOid, type Oid } from './object-format';
 
 /** The only two tree modes a notebook has (SPEC §4: file modes are not state). */
 export const FILE_MODE = '100644';

@@ -1,5 +1,5 @@
+import type { ObjectDb, TreeEntries } from '../storage/object-db';
 import { splitLines, toByteString } from './lines';
-import type { ObjectDb, TreeEntries } from './objectDb';
 
 /** Lines added and removed in one file (same shape as `FileStat` of `@slivingdoc/envelope`). */
 export interface FileStat {

@@ -1,5 +1,5 @@
 import { splitLines, toByteString } from './lines';
-import { CLOSE_MARKER, type LineRange, OPEN_MARKER, SEPARATOR_MARKER } from './textMerge';
+import { CLOSE_MARKER, type LineRange, OPEN_MARKER, SEPARATOR_MARKER } from './text-merge';
 
 /** The line's text without its LF or CRLF terminator (a lone CR stays part of the text). */
 function lineText(line: string): string {

@@ -1,11 +1,11 @@
 import { isUtf8 } from 'node:buffer';
-import { decodeCommit } from './commitCodec';
-import { ClosureError, type InvalidBlob, ObjectMissingError } from './errors';
-import { type GitObjectDb, gitDbOf, type ObjectDb, type StageOption } from './objectDb';
-import type { Oid } from './objectFormat';
-import { encodePack, type PackObject, scanPack } from './packFormat';
-import { installPack } from './packInstall';
-import { DIR_MODE, type TreeObjectEntry } from './treeCodec';
+import { ClosureError, type InvalidBlob, ObjectMissingError } from '../errors';
+import { decodeCommit } from '../model/commit-codec';
+import type { Oid } from '../model/object-format';
+import { encodePack, type PackObject, scanPack } from '../model/pack-format';
+import { DIR_MODE, type TreeObjectEntry } from '../model/tree-codec';
+import { type GitObjectDb, gitDbOf, type ObjectDb, type StageOption } from '../storage/object-db';
+import { installPack } from '../storage/pack-install';
 
 /** Collects whole objects for a pack, each once, in walk order. */
 class PackCollector {

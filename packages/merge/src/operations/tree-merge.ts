@@ -1,7 +1,7 @@
+import type { Oid } from '../model/object-format';
+import type { ObjectDb, TreeEntries } from '../storage/object-db';
 import { compareUtf8 } from './diffstat';
-import type { ObjectDb, TreeEntries } from './objectDb';
-import type { Oid } from './objectFormat';
-import { type LineRange, mergeText, wholeFileConflict } from './textMerge';
+import { type LineRange, mergeText, wholeFileConflict } from './text-merge';
 
 /** Why a path did not merge cleanly (file reasons of SPEC §3). */
 export type MergeConflictReason =

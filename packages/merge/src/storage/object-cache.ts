@@ -1,4 +1,4 @@
-import type { ObjectType, Oid } from './objectFormat';
+import type { ObjectType, Oid } from '../model/object-format';
 
 /** One decoded object held in memory. */
 export interface CachedObject {

@@ -2,14 +2,10 @@ import { randomUUID } from 'node:crypto';
 import type * as NodeFs from 'node:fs';
 import * as git from 'isomorphic-git';
 import { createFsFromVolume, Volume } from 'memfs';
-import { type CommitData, decodeCommit, encodeCommit } from './commitCodec';
-import { CommitFormatError, ObjectMissingError, TreeError } from './errors';
-import { type CachedObject, ObjectCache } from './objectCache';
-import { hashObject, isOid, type ObjectType, type Oid } from './objectFormat';
-import { buildPack, deflateObject } from './packFormat';
-import { installPack } from './packInstall';
-import { privateModeFs } from './privateModeFs';
-import { type BaseTree, rebuildTree } from './treeBuild';
+import { CommitFormatError, ObjectMissingError, TreeError } from '../errors';
+import { type CommitData, decodeCommit, encodeCommit } from '../model/commit-codec';
+import { hashObject, isOid, type ObjectType, type Oid } from '../model/object-format';
+import { buildPack, deflateObject } from '../model/pack-format';
 import {
   checkOid,
   DIR_MODE,
@@ -18,7 +14,11 @@ import {
   FILE_MODE,
   splitNotebookPath,
   type TreeObjectEntry,
-} from './treeCodec';
+} from '../model/tree-codec';
+import { type CachedObject, ObjectCache } from './object-cache';
+import { installPack } from './pack-install';
+import { privateModeFs } from './private-mode-fs';
+import { type BaseTree, rebuildTree } from './tree-build';
 
 /** Notebook path → blob oid; files only (directories are implied by the paths). */
 export type TreeEntries = Map<string, Oid>;

@@ -2,10 +2,10 @@ import { randomUUID } from 'node:crypto';
 import type * as NodeFs from 'node:fs';
 import type { promises as FsPromises } from 'node:fs';
 import * as git from 'isomorphic-git';
-import { PackError } from './errors';
-import type { GitObjectDb } from './objectDb';
-import { hashObject } from './objectFormat';
-import { encodePackIndex, type PackSummary } from './packFormat';
+import { PackError } from '../errors';
+import { hashObject } from '../model/object-format';
+import { encodePackIndex, type PackSummary } from '../model/pack-format';
+import type { GitObjectDb } from './object-db';
 
 /**
  * Makes a scanned pack readable in `db`: the pack and its index are built in a staging

@@ -1,4 +1,4 @@
-import type { Oid } from './objectFormat';
+import type { Oid } from '../model/object-format';
 import {
   checkOid,
   DIR_MODE,
@@ -6,7 +6,7 @@ import {
   FILE_MODE,
   splitNotebookPath,
   type TreeObjectEntry,
-} from './treeCodec';
+} from '../model/tree-codec';
 
 /** A tree whose nested tree objects are canonical (as `writeTree` encodes them), with its files. */
 export interface BaseTree {
