@@ -1,6 +1,7 @@
 /**
- * @slivingdoc/merge: git objects (SHA-1) and packs through isomorphic-git, three-way tree and
- * text merge, marker blocks and diffstat. Knows nothing of S3, MCP or the visible directory.
+ * @slivingdoc/merge: git objects (SHA-1) and packs (our own codecs; isomorphic-git reads
+ * objects and indexes delta packs), three-way tree and text merge, marker blocks and diffstat.
+ * Knows nothing of S3, MCP or the visible directory.
  */
 
 export {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { type ObjectDb, type Oid, openMemoryObjectDb, TreeError } from '../src/index';
-import { gitDbOf } from '../src/storage/object-db';
+import { GitObjectDb } from '../src/storage/object-db';
 import { rebuildTree, type TreeIo } from '../src/storage/tree-build';
 import { utf8 } from './git-oracle';
 import { prng } from './prng';
@@ -13,8 +13,7 @@ function fullBuild(entries: Map<string, Oid>): Promise<Oid> {
 }
 
 /** The database's own reads and writes, counting how many tree objects each touched. */
-function countingIo(db: ObjectDb): TreeIo & { reads: number; writes: number } {
-  const git = gitDbOf(db);
+function countingIo(git: GitObjectDb): TreeIo & { reads: number; writes: number } {
   const io = {
     reads: 0,
     writes: 0,
@@ -83,7 +82,7 @@ describe('writeTree on top of a base it built', () => {
   });
 
   it('re-encodes only the directories on the changed path and reads no other tree', async () => {
-    const db = openMemoryObjectDb();
+    const db = GitObjectDb.inMemory();
     const blob = await db.writeBlob(utf8('x\n'));
     const other = await db.writeBlob(utf8('y\n'));
     const entries = new Map<string, Oid>();
@@ -117,8 +116,8 @@ describe('writeTree on top of a base it built', () => {
   });
 
   it('never reuses a subtree of a base it did not build (a foreign tree may not be canonical)', async () => {
-    const db = openMemoryObjectDb();
-    const git = gitDbOf(db);
+    const git = GitObjectDb.inMemory();
+    const db: ObjectDb = git;
     const blob = await db.writeBlob(utf8('x\n'));
     // A foreign subtree with its entries out of git order: readable, but not what we encode.
     const unsorted = Buffer.concat(

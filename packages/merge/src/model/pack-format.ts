@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { crc32, deflateSync, inflateSync } from 'node:zlib';
 import { PackError } from '../errors';
-import type { ObjectType } from './object-format';
+import type { GitObject, ObjectType } from './object-format';
 
 const TYPE_CODES: Record<ObjectType, number> = { commit: 1, tree: 2, blob: 3 };
 const OFS_DELTA = 6;
@@ -80,24 +80,18 @@ function readStoredZlib(
   return { content: Buffer.from(content), consumed: STORED_OVERHEAD + length };
 }
 
-/** One whole (undeltified) object to put into a pack. */
-export interface PackObject {
-  type: ObjectType;
-  content: Uint8Array;
-}
-
 /**
  * Writes a version-2 git pack of whole objects (no deltas, so no base can lie outside the pack).
  * Written by hand for speed: isomorphic-git's `packObjects` compresses with pako and took 6 s for
  * 10,000 blobs here; Node's zlib does the same work several times faster. Tests check every pack
  * with `git index-pack` and `git verify-pack`.
  */
-export function encodePack(objects: PackObject[]): Uint8Array {
+export function encodePack(objects: GitObject[]): Uint8Array {
   return buildPack(objects).bytes;
 }
 
 /** {@link encodePack} plus the summary a scan would find, so our own packs skip the scan. */
-export function buildPack(objects: PackObject[]): { bytes: Uint8Array; summary: PackSummary } {
+export function buildPack(objects: GitObject[]): { bytes: Uint8Array; summary: PackSummary } {
   const header = Buffer.alloc(HEADER_BYTES);
   header.write('PACK', 0, 'latin1');
   header.writeUInt32BE(2, 4);
@@ -143,7 +137,7 @@ export interface PackEntry {
   /** CRC-32 of the entry's raw bytes (header and compressed data), as the index records it. */
   crc: number;
   /** The object, when stored whole; undefined for a delta (resolved only by indexing). */
-  object: PackObject | undefined;
+  object: GitObject | undefined;
 }
 
 /** What a structural check of a pack found. */

@@ -40,7 +40,10 @@ function compareEntries(a: { key: Buffer }, b: { key: Buffer }): number {
   return Buffer.compare(a.key, b.key);
 }
 
-/** Serialises a tree object (entries in any order; names unique). */
+/**
+ * Serialises a tree object (entries in any order; names unique). Our own code: isomorphic-git
+ * sorts tree entries as UTF-16 strings, while git's order (and so the oid) is by UTF-8 bytes.
+ */
 export function encodeTree(entries: TreeObjectEntry[]): Uint8Array {
   const keyed = entries.map((entry) => ({
     entry,

@@ -1,17 +1,16 @@
 import { isUtf8 } from 'node:buffer';
 import { ClosureError, type InvalidBlob, ObjectMissingError } from '../errors';
 import { decodeCommit } from '../model/commit-codec';
-import type { Oid } from '../model/object-format';
-import { encodePack, type PackObject, scanPack } from '../model/pack-format';
+import type { GitObject, Oid } from '../model/object-format';
+import { encodePack } from '../model/pack-format';
 import { DIR_MODE, type TreeObjectEntry } from '../model/tree-codec';
-import { type GitObjectDb, gitDbOf, type ObjectDb, type StageOption } from '../storage/object-db';
-import { installPack } from '../storage/pack-install';
+import type { ObjectDb, StageOption } from '../storage/object-db';
 
 /** Collects whole objects for a pack, each once, in walk order. */
 class PackCollector {
-  readonly objects: PackObject[] = [];
+  readonly objects: GitObject[] = [];
   readonly #seen = new Set<Oid>();
-  constructor(readonly db: GitObjectDb) {}
+  constructor(readonly db: ObjectDb) {}
 
   /** Adds the object once; returns false when it was already collected. */
   async add(oid: Oid): Promise<boolean> {
@@ -34,10 +33,9 @@ export async function createIncrementPack(
   db: ObjectDb,
   opts: { head: Oid; parentHead: Oid },
 ): Promise<Uint8Array> {
-  const gitDb = gitDbOf(db);
-  const collector = new PackCollector(gitDb);
-  const head = await gitDb.readCommit(opts.head);
-  const parent = await gitDb.readCommit(opts.parentHead);
+  const collector = new PackCollector(db);
+  const head = await db.readCommit(opts.head);
+  const parent = await db.readCommit(opts.parentHead);
   await collector.add(opts.head);
   await collectTreeDiff(collector, head.tree, parent.tree);
   return encodePack(collector.objects);
@@ -68,34 +66,20 @@ async function collectTreeDiff(
  * declared shallow boundary.
  */
 export async function createCheckpointPack(db: ObjectDb, opts: { head: Oid }): Promise<Uint8Array> {
-  const gitDb = gitDbOf(db);
-  const collector = new PackCollector(gitDb);
-  const head = await gitDb.readCommit(opts.head);
+  const collector = new PackCollector(db);
+  const head = await db.readCommit(opts.head);
   await collector.add(opts.head);
   await collectTreeDiff(collector, head.tree, undefined);
   return encodePack(collector.objects);
 }
 
 /**
- * Verifies `pack` is a well-formed git pack, then makes it readable (see `installPack`: staged,
- * index renamed in last, so a failure leaves nothing that reads as imported). Importing the same
- * pack twice is a no-op. With `staged`, a pack of whole objects is held in memory instead (see
- * {@link StageOption}; `persistStaged` writes it); a pack with deltas is always installed.
- * Throws {@link PackError}.
+ * Verifies `pack` and makes it readable in `db` (or holds it in memory, `staged`): the storage's
+ * own {@link ObjectDb.importPack}, offered beside the other pack operations. Throws
+ * {@link PackError}.
  */
-export async function importPack(
-  db: ObjectDb,
-  pack: Uint8Array,
-  opts: StageOption = {},
-): Promise<void> {
-  const gitDb = gitDbOf(db);
-  const summary = scanPack(pack);
-  const objects = summary.entries.map((entry) => entry.object);
-  if (opts.staged && objects.every((object) => object !== undefined)) {
-    await gitDb.stageObjects(objects as PackObject[]);
-    return;
-  }
-  await installPack(gitDb, pack, summary);
+export function importPack(db: ObjectDb, pack: Uint8Array, opts: StageOption = {}): Promise<void> {
+  return db.importPack(pack, opts);
 }
 
 /**
@@ -106,7 +90,6 @@ export async function importPack(
  * throw TreeError.
  */
 export async function verifyClosure(db: ObjectDb, head: Oid): Promise<void> {
-  const gitDb = gitDbOf(db);
   const missing: Oid[] = [];
   const invalid: InvalidBlob[] = [];
   const seen = new Set<Oid>();
@@ -115,7 +98,7 @@ export async function verifyClosure(db: ObjectDb, head: Oid): Promise<void> {
     type: 'commit' | 'tree' | 'blob',
   ): Promise<Uint8Array | undefined> => {
     try {
-      const found = await gitDb.readObject(oid);
+      const found = await db.readObject(oid);
       if (found && found.type === type) return found.content;
     } catch {
       // An unreadable object is as good as absent: the caller refetches or repairs.
@@ -127,7 +110,7 @@ export async function verifyClosure(db: ObjectDb, head: Oid): Promise<void> {
     if (seen.has(tree)) return;
     seen.add(tree);
     if (!(await read(tree, 'tree'))) return;
-    for (const entry of await gitDb.readTreeObject(tree, prefix)) {
+    for (const entry of await db.readTreeObject(tree, prefix)) {
       const path = prefix === '' ? entry.name : `${prefix}/${entry.name}`;
       if (entry.mode === DIR_MODE) {
         await walk(entry.oid, path);

@@ -1,17 +1,11 @@
-import type { ObjectType, Oid } from '../model/object-format';
-
-/** One decoded object held in memory. */
-export interface CachedObject {
-  type: ObjectType;
-  content: Uint8Array;
-}
+import type { GitObject, Oid } from '../model/object-format';
 
 /**
  * A byte-bounded cache of decoded objects, evicting the least recently used. Repeated reads of
  * the same trees and blobs (every merge re-reads A, L and R trees) then skip inflate and SHA-1.
  */
 export class ObjectCache {
-  readonly #entries = new Map<Oid, CachedObject>();
+  readonly #entries = new Map<Oid, GitObject>();
   readonly #limitBytes: number;
   #bytes = 0;
 
@@ -19,7 +13,7 @@ export class ObjectCache {
     this.#limitBytes = limitBytes;
   }
 
-  get(oid: Oid): CachedObject | undefined {
+  get(oid: Oid): GitObject | undefined {
     const hit = this.#entries.get(oid);
     if (hit) {
       this.#entries.delete(oid);
@@ -28,7 +22,7 @@ export class ObjectCache {
     return hit;
   }
 
-  set(oid: Oid, object: CachedObject): void {
+  set(oid: Oid, object: GitObject): void {
     const size = object.content.byteLength;
     if (size > this.#limitBytes / 4 || this.#entries.has(oid)) return;
     this.#entries.set(oid, object);

@@ -1,24 +1,21 @@
-import { randomUUID } from 'node:crypto';
-import type * as NodeFs from 'node:fs';
-import * as git from 'isomorphic-git';
 import { createFsFromVolume, Volume } from 'memfs';
-import { CommitFormatError, ObjectMissingError, TreeError } from '../errors';
+import { ObjectMissingError } from '../errors';
 import { type CommitData, decodeCommit, encodeCommit } from '../model/commit-codec';
-import { hashObject, isOid, type ObjectType, type Oid } from '../model/object-format';
-import { buildPack, deflateObject } from '../model/pack-format';
 import {
-  checkOid,
-  DIR_MODE,
-  decodeTree,
-  encodeTree,
-  FILE_MODE,
-  splitNotebookPath,
-  type TreeObjectEntry,
-} from '../model/tree-codec';
-import { type CachedObject, ObjectCache } from './object-cache';
+  type GitObject,
+  hashObject,
+  isOid,
+  type ObjectType,
+  type Oid,
+} from '../model/object-format';
+import { buildPack, type PackSummary, scanPack } from '../model/pack-format';
+import { decodeTree, FILE_MODE, type TreeObjectEntry } from '../model/tree-codec';
+import { type GitDir, type GitFs, readGitObject } from './git-dir';
+import { writeLooseObject } from './loose-objects';
+import { ObjectCache } from './object-cache';
 import { installPack } from './pack-install';
 import { privateModeFs } from './private-mode-fs';
-import { type BaseTree, rebuildTree } from './tree-build';
+import { type BaseTree, buildTree, rebuildTree } from './tree-build';
 
 /** Notebook path → blob oid; files only (directories are implied by the paths). */
 export type TreeEntries = Map<string, Oid>;
@@ -48,19 +45,35 @@ export interface ObjectDb {
   /** Reads a tree back into a flat path map of files; throws {@link TreeError} on foreign modes or names. */
   readTree(tree: Oid): Promise<TreeEntries>;
   /**
-   * Stores a commit serialised by our own code (message bytes exact, author/committer
-   * slivingdoc, +0000). With `staged`, it is held in memory until {@link ObjectDb.persistStaged}.
+   * Reads and strictly decodes one tree object (one directory level); `where` names it in
+   * errors. Throws {@link ObjectMissingError} or {@link TreeError}.
+   */
+  readTreeObject(tree: Oid, where?: string): Promise<TreeObjectEntry[]>;
+  /**
+   * Stores a commit serialised by our own code (message bytes exact, author the commit's actor,
+   * committer slivingdoc, +0000). With `staged`, it is held in memory until
+   * {@link ObjectDb.persistStaged}.
    */
   writeCommit(commit: CommitData, opts?: StageOption): Promise<Oid>;
   /** Reads a commit; throws {@link ObjectMissingError} or {@link CommitFormatError}. */
   readCommit(oid: Oid): Promise<CommitData>;
+  /**
+   * Reads any object with its type (staged, loose, or in a pack, deltas resolved); undefined
+   * when absent. A corrupt object throws. The bytes may be shared with the read cache.
+   */
+  readObject(oid: Oid): Promise<GitObject | undefined>;
   /** True when the object is present (staged in memory, loose, or in an indexed pack). */
   has(oid: Oid): Promise<boolean>;
   /**
-   * Writes every staged object to disk: commits this database serialised with isomorphic-git's
-   * `writeObject` (SPEC §6), everything else (imported commits included) as one pack. Must run
-   * before anything durable (a recorded baseline, the stat cache) names a staged object. A no-op
-   * when nothing is staged.
+   * Verifies `pack` is a well-formed git pack, then makes it readable: staged, index renamed in
+   * last, so a failure leaves nothing that reads as imported. Importing the same pack twice is a
+   * no-op. With `staged`, a pack of whole objects is held in memory instead (see
+   * {@link StageOption}); a pack with deltas is always installed. Throws {@link PackError}.
+   */
+  importPack(pack: Uint8Array, opts?: StageOption): Promise<void>;
+  /**
+   * Writes every staged object to disk as one pack. Must run before anything durable (a
+   * recorded baseline, the stat cache) names a staged object. A no-op when nothing is staged.
    */
   persistStaged(): Promise<void>;
 }
@@ -86,34 +99,33 @@ const CACHE_LIMIT_BYTES = 64 * 1024 * 1024;
 /** Staged bytes above which staging writes everything at once, bounding the memory it holds. */
 const STAGED_LIMIT_BYTES = 32 * 1024 * 1024;
 
-type GitFs = Parameters<typeof git.readObject>[0]['fs'];
-
 /**
- * The one implementation of {@link ObjectDb}: isomorphic-git's object storage over a file
- * system (Node's for P on disk, memfs for the in-memory variant), so both variants share every
- * code path. Objects are encoded and hashed here (Node's zlib and crypto are several times
- * faster than isomorphic-git's pako path) and handed to `writeObject` pre-deflated.
+ * The one implementation of {@link ObjectDb}: a bare git directory over a file system (Node's
+ * for P on disk, memfs for the in-memory variant), so both variants share every code path.
+ * Objects are encoded, hashed and written by our own code (Node's zlib and crypto are several
+ * times faster than isomorphic-git's pako path, see `loose-objects.ts` and `pack-format.ts`);
+ * isomorphic-git reads them back and indexes packs with deltas.
  */
 export class GitObjectDb implements ObjectDb {
-  /** The file system isomorphic-git works on. */
-  readonly fs: GitFs;
-  /** The git directory (bare layout). */
-  readonly gitdir: string;
-  /** isomorphic-git's cache object; one per database, passed to every call (pack indexes). */
-  readonly gitCache: object = {};
+  readonly #dir: GitDir;
   /** Decoded objects known to be on disk. */
   readonly #objects = new ObjectCache(CACHE_LIMIT_BYTES);
   /** Objects not yet on disk (see {@link StageOption}); never evicted before they are written. */
-  readonly #staged = new Map<Oid, CachedObject>();
-  /** Staged commits this database serialised itself (imported ones travel in packs). */
-  readonly #stagedOwnCommits = new Set<Oid>();
+  readonly #staged = new Map<Oid, GitObject>();
   #stagedBytes = 0;
   /** Roots this database encoded itself (canonical all the way down), newest last, bounded. */
   readonly #builtTrees = new Set<Oid>();
 
+  /** A database over `fs` at `gitdir`, which must already hold `objects/pack`. */
   constructor(fs: GitFs, gitdir: string) {
-    this.fs = fs;
-    this.gitdir = gitdir;
+    this.#dir = { fs, gitdir, cache: {} };
+  }
+
+  /** A database held entirely in memory (memfs). */
+  static inMemory(): GitObjectDb {
+    const fs = createFsFromVolume(new Volume());
+    fs.mkdirSync('/git/objects/pack', { recursive: true });
+    return new GitObjectDb(fs as unknown as GitFs, '/git');
   }
 
   async writeBlob(content: Uint8Array): Promise<Oid> {
@@ -132,16 +144,15 @@ export class GitObjectDb implements ObjectDb {
       return oids;
     }
     // A pack may repeat an object another pack or a loose file holds: readers take either copy.
-    const pack = buildPack(
+    await this.#installObjects(
       [...fresh.values()].map((content) => ({ type: 'blob' as const, content })),
     );
-    await installPack(this, pack.bytes, pack.summary);
     for (const oid of fresh.keys()) this.#unstage(oid);
     return oids;
   }
 
   async readBlob(oid: Oid): Promise<Uint8Array> {
-    return this.readTyped(oid, 'blob');
+    return this.#readTyped(oid, 'blob');
   }
 
   async writeTree(entries: TreeEntries, base?: BaseTree, opts: StageOption = {}): Promise<Oid> {
@@ -154,7 +165,7 @@ export class GitObjectDb implements ObjectDb {
             putTree,
           })
         : undefined;
-    const tree = rebuilt ?? (await this.#buildTree(entries, putTree));
+    const tree = rebuilt ?? (await buildTree(entries, putTree));
     await this.#boundStaged();
     this.#builtTrees.delete(tree);
     this.#builtTrees.add(tree);
@@ -163,42 +174,6 @@ export class GitObjectDb implements ObjectDb {
       if (oldest !== undefined) this.#builtTrees.delete(oldest);
     }
     return tree;
-  }
-
-  async #buildTree(
-    entries: TreeEntries,
-    putTree: (content: Uint8Array) => Promise<Oid>,
-  ): Promise<Oid> {
-    const root: DirNode = new Map();
-    for (const [path, oid] of entries) {
-      checkOid(oid, path);
-      const segments = splitNotebookPath(path);
-      let dir = root;
-      for (let i = 0; i < segments.length - 1; i++) {
-        const name = segments[i] as string;
-        const next = dir.get(name);
-        if (typeof next === 'string') throw pathConflict(path);
-        if (next) dir = next;
-        else {
-          const created: DirNode = new Map();
-          dir.set(name, created);
-          dir = created;
-        }
-      }
-      const leaf = segments[segments.length - 1] as string;
-      if (dir.has(leaf)) throw pathConflict(path);
-      dir.set(leaf, oid);
-    }
-    return this.#writeDir(root, putTree);
-  }
-
-  async #writeDir(dir: DirNode, putTree: (content: Uint8Array) => Promise<Oid>): Promise<Oid> {
-    const entries: TreeObjectEntry[] = [];
-    for (const [name, child] of dir) {
-      if (typeof child === 'string') entries.push({ mode: FILE_MODE, name, oid: child });
-      else entries.push({ mode: DIR_MODE, name, oid: await this.#writeDir(child, putTree) });
-    }
-    return putTree(encodeTree(entries));
   }
 
   async readTree(tree: Oid): Promise<TreeEntries> {
@@ -215,52 +190,67 @@ export class GitObjectDb implements ObjectDb {
     }
   }
 
-  /** Reads and strictly decodes one tree object; `where` names it in errors. */
   async readTreeObject(tree: Oid, where = ''): Promise<TreeObjectEntry[]> {
-    return decodeTree(await this.readTyped(tree, 'tree'), where);
+    return decodeTree(await this.#readTyped(tree, 'tree'), where);
   }
 
   async writeCommit(commit: CommitData, opts: StageOption = {}): Promise<Oid> {
     const content = encodeCommit(commit);
-    if (opts.staged) {
-      const oid = await this.#stageNew('commit', content);
-      if (this.#staged.has(oid)) this.#stagedOwnCommits.add(oid);
-      await this.#boundStaged();
-      return oid;
-    }
-    const oid = hashObject('commit', content);
-    if (this.#objects.get(oid)) return oid;
-    this.#unstage(oid);
-    return this.#writeCommitObject(content);
-  }
-
-  async #writeCommitObject(content: Uint8Array): Promise<Oid> {
-    // SPEC §6 names this call: our bytes are stored unchanged. Handed over already wrapped and
-    // deflated with Node's zlib: for the content format isomorphic-git deflates through a web
-    // CompressionStream, about 10 ms of CPU per commit here (plus a first-use set-up per
-    // process), once per accepted commit of every writer.
-    const oid = hashObject('commit', content);
-    const wrapped = Buffer.concat([Buffer.from(`commit ${content.byteLength}\0`), content]);
-    const written = await git.writeObject({
-      fs: this.#synchronousFs(),
-      gitdir: this.gitdir,
-      type: 'commit',
-      object: deflateObject(wrapped),
-      format: 'deflated',
-      oid,
-    });
-    this.#objects.set(written, { type: 'commit', content });
-    return written;
+    if (!opts.staged) return this.putObject('commit', content);
+    const oid = await this.#stageNew('commit', content);
+    await this.#boundStaged();
+    return oid;
   }
 
   async readCommit(oid: Oid): Promise<CommitData> {
-    return decodeCommit(await this.readTyped(oid, 'commit'));
+    return decodeCommit(await this.#readTyped(oid, 'commit'));
   }
 
   async has(oid: Oid): Promise<boolean> {
     if (!isOid(oid)) return false;
     if (this.#staged.has(oid) || this.#objects.get(oid)) return true;
     return (await this.readObject(oid)) !== undefined;
+  }
+
+  async importPack(pack: Uint8Array, opts: StageOption = {}): Promise<void> {
+    const summary = scanPack(pack);
+    const objects = summary.entries.map((entry) => entry.object);
+    if (opts.staged && objects.every((object) => object !== undefined)) {
+      for (const object of objects as GitObject[])
+        await this.#stageNew(object.type, object.content);
+      await this.#boundStaged();
+      return;
+    }
+    await this.#install(pack, summary);
+  }
+
+  async persistStaged(): Promise<void> {
+    if (this.#staged.size === 0) return;
+    await this.#installObjects([...this.#staged.values()]);
+    this.#staged.clear();
+    this.#stagedBytes = 0;
+  }
+
+  /**
+   * Stores one object on disk unless it is known to be there; returns its oid. An object that is
+   * only staged is written too (and no longer staged).
+   */
+  async putObject(type: ObjectType, content: Uint8Array): Promise<Oid> {
+    const oid = hashObject(type, content);
+    if (this.#objects.get(oid)) return oid;
+    this.#unstage(oid);
+    writeLooseObject(this.#dir, oid, { type, content });
+    this.#objects.set(oid, { type, content });
+    return oid;
+  }
+
+  async readObject(oid: Oid): Promise<GitObject | undefined> {
+    const hit = this.#staged.get(oid) ?? this.#objects.get(oid);
+    if (hit) return hit;
+    if (!isOid(oid)) return undefined;
+    const found = await readGitObject(this.#dir, oid);
+    if (found) this.#objects.set(oid, found);
+    return found;
   }
 
   /** Stages an object unless it is staged or known to be on disk; returns its oid. */
@@ -277,165 +267,31 @@ export class GitObjectDb implements ObjectDb {
     const object = this.#staged.get(oid);
     if (object === undefined) return;
     this.#staged.delete(oid);
-    this.#stagedOwnCommits.delete(oid);
     this.#stagedBytes -= object.content.byteLength;
-  }
-
-  /** Holds the whole objects of a scanned pack in memory (see {@link StageOption}). */
-  async stageObjects(objects: Iterable<CachedObject>): Promise<void> {
-    for (const object of objects) await this.#stageNew(object.type, object.content);
-    await this.#boundStaged();
   }
 
   async #boundStaged(): Promise<void> {
     if (this.#stagedBytes > STAGED_LIMIT_BYTES) await this.persistStaged();
   }
 
-  async persistStaged(): Promise<void> {
-    if (this.#staged.size === 0) return;
-    const staged = [...this.#staged];
-    for (const [oid, object] of staged) {
-      if (this.#stagedOwnCommits.has(oid)) await this.#writeCommitObject(object.content);
-    }
-    const packed = staged.filter(([oid]) => !this.#stagedOwnCommits.has(oid));
-    if (packed.length > 0) {
-      const pack = buildPack(packed.map(([, object]) => object));
-      await installPack(this, pack.bytes, pack.summary);
-    }
-    for (const [oid] of staged) this.#staged.delete(oid);
-    this.#stagedOwnCommits.clear();
-    this.#stagedBytes = 0;
+  /** Writes `objects` as one pack of whole objects and makes it readable. */
+  async #installObjects(objects: GitObject[]): Promise<void> {
+    const pack = buildPack(objects);
+    await this.#install(pack.bytes, pack.summary);
   }
 
-  /** Puts an object known to be stored into the read cache. */
-  remember(oid: Oid, object: CachedObject): void {
-    this.#objects.set(oid, object);
-  }
-
-  #synchronous: GitFs | undefined;
-
-  /**
-   * The database's file system with promise-returning methods that run the synchronous calls,
-   * for isomorphic-git's `writeObject` of a commit: its handful of stats, mkdirs and one small
-   * write then take microseconds instead of each waiting for a thread-pool slot behind
-   * concurrent fsyncs, inside the commit's read-current → CAS window. `promises` is an
-   * enumerable own property, which is how isomorphic-git picks the promise API.
-   */
-  #synchronousFs(): GitFs {
-    if (this.#synchronous) return this.#synchronous;
-    const fs = this.fs as unknown as Record<string, (...args: unknown[]) => unknown>;
-    const promises: Record<string, (...args: unknown[]) => Promise<unknown>> = {};
-    for (const name of SYNC_BACKED_CALLS) {
-      const call = fs[`${name}Sync`] as (...args: unknown[]) => unknown;
-      promises[name] = async (...args: unknown[]) => call(...args);
-    }
-    this.#synchronous = { promises } as unknown as GitFs;
-    return this.#synchronous;
-  }
-
-  /**
-   * Stores one object on disk unless it is known to be there; returns its oid. An object that is
-   * only staged is written too (and no longer staged).
-   */
-  async putObject(type: ObjectType, content: Uint8Array): Promise<Oid> {
-    const oid = hashObject(type, content);
-    if (this.#objects.get(oid)) return oid;
-    this.#unstage(oid);
-    this.#writeLoose(oid, type, content);
-    this.#objects.set(oid, { type, content });
-    return oid;
-  }
-
-  /**
-   * Writes one loose object in git's layout (`objects/xx/rest`, zlib of `type size\0content`),
-   * by hand rather than with isomorphic-git's `writeObject`: that call builds a new file-system
-   * wrapper per call (whose promise probe throws twice) and makes several asynchronous calls,
-   * each queued behind concurrent fsyncs in Node's 4-thread pool, inside a commit's
-   * read-current → CAS window. A few synchronous page-cache writes take microseconds. Written
-   * to a temp name and renamed, so a reader never sees a torn object (isomorphic-git writes in
-   * place); like isomorphic-git, no fsync: P's objects are re-fetched or repaired when a crash
-   * tears them (closure check), and the store holds every published object durably.
-   */
-  #writeLoose(oid: Oid, type: ObjectType, content: Uint8Array): void {
-    const fs = this.fs as unknown as typeof NodeFs;
-    const dir = `${this.gitdir}/objects/${oid.slice(0, 2)}`;
-    const path = `${dir}/${oid.slice(2)}`;
-    if (fs.existsSync(path)) return;
-    const header = Buffer.from(`${type} ${content.byteLength}\0`);
-    const deflated = deflateObject(Buffer.concat([header, content]));
-    const temp = `${dir}/tmp-${randomUUID()}`;
-    try {
-      try {
-        fs.writeFileSync(temp, deflated);
-      } catch (error) {
-        // The fan-out directory is created on first use only: under concurrent fsyncs even a
-        // mkdir of an existing directory can wait for the journal and block the event loop.
-        if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-        fs.mkdirSync(dir, { recursive: true });
-        fs.writeFileSync(temp, deflated);
-      }
-      fs.renameSync(temp, path);
-    } catch (error) {
-      fs.rmSync(temp, { force: true });
-      throw error;
-    }
-  }
-
-  /** Reads one object with its type; undefined when absent. Corrupt objects throw. */
-  async readObject(oid: Oid): Promise<CachedObject | undefined> {
-    const hit = this.#staged.get(oid) ?? this.#objects.get(oid);
-    if (hit) return hit;
-    if (!isOid(oid)) return undefined;
-    try {
-      const { type, object } = await git.readObject({
-        fs: this.fs,
-        gitdir: this.gitdir,
-        oid,
-        format: 'content',
-        cache: this.gitCache,
-      });
-      if (type !== 'blob' && type !== 'tree' && type !== 'commit') return undefined;
-      const found = { type, content: object as Uint8Array } satisfies CachedObject;
-      this.#objects.set(oid, found);
-      return found;
-    } catch (error) {
-      if (error instanceof git.Errors.NotFoundError) return undefined;
-      throw error;
-    }
+  async #install(pack: Uint8Array, summary: PackSummary): Promise<void> {
+    for (const { oid, object } of await installPack(this.#dir, pack, summary))
+      this.#objects.set(oid, object);
   }
 
   /** Reads an object that must exist with type `type`. */
-  async readTyped(oid: Oid, type: ObjectType): Promise<Uint8Array> {
+  async #readTyped(oid: Oid, type: ObjectType): Promise<Uint8Array> {
     const found = await this.readObject(oid);
     if (!found || found.type !== type)
       throw new ObjectMissingError(oid, `${type} ${oid} is not in the object database`);
     return found.content;
   }
-}
-
-type DirNode = Map<string, Oid | DirNode>;
-
-/** The calls isomorphic-git's file-system wrapper binds (its `commands`, plus `rm`). */
-const SYNC_BACKED_CALLS = [
-  'readFile',
-  'writeFile',
-  'mkdir',
-  'rmdir',
-  'unlink',
-  'stat',
-  'lstat',
-  'readdir',
-  'readlink',
-  'symlink',
-  'rm',
-] as const;
-
-function pathConflict(path: string): TreeError {
-  return new TreeError(
-    'PATH_CONFLICT',
-    `${JSON.stringify(path)} is both a file and a directory`,
-    path,
-  );
 }
 
 /**
@@ -450,16 +306,5 @@ export async function openObjectDb(opts: { gitdir: string }): Promise<ObjectDb> 
 
 /** An object database held entirely in memory (tests, throwaway merges). */
 export function openMemoryObjectDb(): ObjectDb {
-  const fs = createFsFromVolume(new Volume());
-  fs.mkdirSync('/git/objects/pack', { recursive: true });
-  return new GitObjectDb(fs as unknown as GitFs, '/git');
+  return GitObjectDb.inMemory();
 }
-
-/** The concrete database behind an {@link ObjectDb} from this package. */
-export function gitDbOf(db: ObjectDb): GitObjectDb {
-  if (!(db instanceof GitObjectDb))
-    throw new TypeError('object database was not opened by @slivingdoc/merge');
-  return db;
-}
-
-export { CommitFormatError };

@@ -3,29 +3,36 @@ import type * as NodeFs from 'node:fs';
 import type { promises as FsPromises } from 'node:fs';
 import * as git from 'isomorphic-git';
 import { PackError } from '../errors';
-import { hashObject } from '../model/object-format';
+import { type GitObject, hashObject, type Oid } from '../model/object-format';
 import { encodePackIndex, type PackSummary } from '../model/pack-format';
-import type { GitObjectDb } from './object-db';
+import type { GitDir } from './git-dir';
+
+/** A whole object of an installed pack, with its oid. */
+export interface InstalledObject {
+  oid: Oid;
+  object: GitObject;
+}
 
 /**
- * Makes a scanned pack readable in `db`: the pack and its index are built in a staging
+ * Makes a scanned pack readable in `dir`: the pack and its index are built in a staging
  * directory and renamed into `objects/pack`, pack first, index last. Readers find packs by their
  * `.idx`, so a failure at any step leaves nothing that reads as present. Whole-object packs are
- * indexed by our own writer; packs with deltas by isomorphic-git's `indexPack`. Whole objects
- * are also put into the database's read cache, since a closure check usually follows.
+ * indexed by our own writer; packs with deltas by isomorphic-git's `indexPack`. Returns the
+ * pack's whole objects (none for a pack with deltas), for the caller's read cache, since a
+ * closure check usually follows.
  */
 export async function installPack(
-  db: GitObjectDb,
+  dir: GitDir,
   pack: Uint8Array,
   summary: PackSummary,
-): Promise<void> {
-  const fsp = (db.fs as unknown as { promises: typeof FsPromises }).promises;
+): Promise<InstalledObject[]> {
+  const fsp = (dir.fs as unknown as { promises: typeof FsPromises }).promises;
   const name = `pack-${summary.checksum}`;
-  const packDir = `${db.gitdir}/objects/pack`;
+  const packDir = `${dir.gitdir}/objects/pack`;
   const whole = summary.entries.every((entry) => entry.object !== undefined);
   const indexed = whole
     ? summary.entries.map((entry) => {
-        const object = entry.object as NonNullable<typeof entry.object>;
+        const object = entry.object as GitObject;
         return {
           oid: hashObject(object.type, object.content),
           offset: entry.offset,
@@ -35,16 +42,16 @@ export async function installPack(
       })
     : [];
   if (whole && pack.byteLength <= SMALL_PACK_BYTES) {
-    installSmallPack(db, pack, encodePackIndex(indexed, summary.checksum), name);
+    installSmallPack(dir, pack, encodePackIndex(indexed, summary.checksum), name);
   } else if (!(await exists(fsp, `${packDir}/${name}.idx`))) {
     const stagingRel = `incoming/${randomUUID()}`;
-    const staging = `${db.gitdir}/${stagingRel}`;
+    const staging = `${dir.gitdir}/${stagingRel}`;
     await fsp.mkdir(staging, { recursive: true });
     try {
       await fsp.writeFile(`${staging}/${name}.pack`, pack);
       if (whole)
         await fsp.writeFile(`${staging}/${name}.idx`, encodePackIndex(indexed, summary.checksum));
-      else await indexWithIsomorphicGit(db, `${stagingRel}/${name}.pack`, summary.entries.length);
+      else await indexWithIsomorphicGit(dir, `${stagingRel}/${name}.pack`, summary.entries.length);
       await fsp.mkdir(packDir, { recursive: true });
       await fsp.rename(`${staging}/${name}.pack`, `${packDir}/${name}.pack`);
       try {
@@ -58,7 +65,7 @@ export async function installPack(
       await fsp.rm(staging, { recursive: true, force: true });
     }
   }
-  for (const { oid, object } of indexed) db.remember(oid, object);
+  return indexed;
 }
 
 /**
@@ -74,14 +81,9 @@ const SMALL_PACK_BYTES = 256 * 1024;
  * The same staged install as the asynchronous path, with temp names inside `objects/pack`
  * (readers look only for `pack-*.idx`): pack renamed in first, index last.
  */
-function installSmallPack(
-  db: GitObjectDb,
-  pack: Uint8Array,
-  index: Uint8Array,
-  name: string,
-): void {
-  const fs = db.fs as unknown as typeof NodeFs;
-  const packDir = `${db.gitdir}/objects/pack`;
+function installSmallPack(dir: GitDir, pack: Uint8Array, index: Uint8Array, name: string): void {
+  const fs = dir.fs as unknown as typeof NodeFs;
+  const packDir = `${dir.gitdir}/objects/pack`;
   if (fs.existsSync(`${packDir}/${name}.idx`)) return;
   const temp = `${packDir}/incoming-${randomUUID()}`;
   fs.mkdirSync(packDir, { recursive: true });
@@ -102,19 +104,15 @@ function installSmallPack(
   }
 }
 
-async function indexWithIsomorphicGit(
-  db: GitObjectDb,
-  filepath: string,
-  count: number,
-): Promise<void> {
+async function indexWithIsomorphicGit(dir: GitDir, filepath: string, count: number): Promise<void> {
   let indexed: number;
   try {
     const { oids } = await git.indexPack({
-      fs: db.fs,
-      dir: db.gitdir,
-      gitdir: db.gitdir,
+      fs: dir.fs,
+      dir: dir.gitdir,
+      gitdir: dir.gitdir,
       filepath,
-      cache: db.gitCache,
+      cache: dir.cache,
     });
     indexed = oids.length;
   } catch (cause) {

@@ -1,3 +1,4 @@
+import { TreeError } from '../errors';
 import type { Oid } from '../model/object-format';
 import {
   checkOid,
@@ -18,6 +19,57 @@ export interface BaseTree {
 export interface TreeIo {
   readTreeObject(tree: Oid, where: string): Promise<TreeObjectEntry[]>;
   putTree(content: Uint8Array): Promise<Oid>;
+}
+
+type DirNode = Map<string, Oid | DirNode>;
+
+/**
+ * Builds nested trees (git order, modes 100644/40000) from a flat path map, writing each tree
+ * object with `putTree`; returns the root's oid. Throws {@link TreeError} for an invalid path or
+ * oid, or a path that is both a file and a directory.
+ */
+export async function buildTree(
+  entries: Map<string, Oid>,
+  putTree: TreeIo['putTree'],
+): Promise<Oid> {
+  const root: DirNode = new Map();
+  for (const [path, oid] of entries) {
+    checkOid(oid, path);
+    const segments = splitNotebookPath(path);
+    let dir = root;
+    for (let i = 0; i < segments.length - 1; i++) {
+      const name = segments[i] as string;
+      const next = dir.get(name);
+      if (typeof next === 'string') throw pathConflict(path);
+      if (next) dir = next;
+      else {
+        const created: DirNode = new Map();
+        dir.set(name, created);
+        dir = created;
+      }
+    }
+    const leaf = segments[segments.length - 1] as string;
+    if (dir.has(leaf)) throw pathConflict(path);
+    dir.set(leaf, oid);
+  }
+  return writeDir(root, putTree);
+}
+
+async function writeDir(dir: DirNode, putTree: TreeIo['putTree']): Promise<Oid> {
+  const entries: TreeObjectEntry[] = [];
+  for (const [name, child] of dir) {
+    if (typeof child === 'string') entries.push({ mode: FILE_MODE, name, oid: child });
+    else entries.push({ mode: DIR_MODE, name, oid: await writeDir(child, putTree) });
+  }
+  return putTree(encodeTree(entries));
+}
+
+function pathConflict(path: string): TreeError {
+  return new TreeError(
+    'PATH_CONFLICT',
+    `${JSON.stringify(path)} is both a file and a directory`,
+    path,
+  );
 }
 
 /** The changes below one directory: per name, a new file state and/or changes inside it. */

@@ -1,0 +1,36 @@
+import * as git from 'isomorphic-git';
+import type { GitObject, Oid } from '../model/object-format';
+
+/** The file system isomorphic-git works on: Node's (P on disk) or memfs (in memory). */
+export type GitFs = Parameters<typeof git.readObject>[0]['fs'];
+
+/** One bare git directory and what every isomorphic-git call on it needs. */
+export interface GitDir {
+  readonly fs: GitFs;
+  /** The git directory (bare layout). */
+  readonly gitdir: string;
+  /** isomorphic-git's cache object, one per database, passed to every call (pack indexes). */
+  readonly cache: object;
+}
+
+/**
+ * Reads one object, loose or packed, through isomorphic-git, which resolves the deltas of a
+ * foreign pack (the Go implementation's libgit2 packs): the one reader for every layout.
+ * Undefined when absent or of a type the notebook never stores; a corrupt object throws.
+ */
+export async function readGitObject(dir: GitDir, oid: Oid): Promise<GitObject | undefined> {
+  try {
+    const { type, object } = await git.readObject({
+      fs: dir.fs,
+      gitdir: dir.gitdir,
+      oid,
+      format: 'content',
+      cache: dir.cache,
+    });
+    if (type !== 'blob' && type !== 'tree' && type !== 'commit') return undefined;
+    return { type, content: object as Uint8Array };
+  } catch (error) {
+    if (error instanceof git.Errors.NotFoundError) return undefined;
+    throw error;
+  }
+}
