@@ -15,7 +15,7 @@ import {
   successText,
 } from '@slivingdoc/envelope';
 import { type CallLogger, loggedError } from './call-log';
-import { decodeArguments } from './decode';
+import { type DecodedArguments, decodeArguments } from './decode';
 import type { ToolName } from './tools';
 
 /** What answering one tool call needs. */
@@ -31,10 +31,32 @@ export interface ToolCallContext {
 
 /** One tool call as it arrived: the raw arguments and whether the line repeated a key. */
 export interface ToolCall {
-  tool: ToolName;
+  /** The tool's name as the caller sent it; a name outside `TOOL_NAMES` is a protocol error. */
+  tool: string;
   rawArguments: Record<string, unknown> | undefined;
   duplicateKeys: boolean;
   signal: AbortSignal;
+}
+
+/** Runs one tool's operation on the service with its decoded arguments. */
+type ToolHandler = (
+  service: NotebookService,
+  args: DecodedArguments,
+  signal: AbortSignal,
+) => Promise<SuccessResult>;
+
+/**
+ * The operation of every tool, keyed by {@link ToolName}: a tool added to `TOOL_NAMES` without
+ * a handler fails the type-check, and a name outside it finds none (never another tool's).
+ */
+const HANDLERS: Readonly<Record<ToolName, ToolHandler>> = {
+  notes_pull: (service, args, signal) => service.pull({ path: args.path, signal }),
+  notes_commit: (service, args, signal) =>
+    service.commit({ message: args.message ?? '', path: args.path, signal }),
+};
+
+function isToolName(name: string): name is ToolName {
+  return Object.hasOwn(HANDLERS, name);
 }
 
 function successResult(result: SuccessResult, service: NotebookService): CallToolResult {
@@ -81,11 +103,13 @@ function levelFor(code: string): 'warn' | 'error' {
  * Answers one tool call: logs the start record, decodes, runs the engine, maps the outcome to
  * the success result or the error envelope, logs the completion record with the same
  * mcpReqID (the envelope's diagnosticId). A cancelled call stays a protocol error: it throws,
- * and the SDK sends nothing for a cancelled request.
+ * and the SDK sends nothing for a cancelled request. An unknown tool throws the protocol error
+ * -32602 (as the SDK answers it) before anything is logged or run.
  */
 export async function runToolCall(call: ToolCall, ctx: ToolCallContext): Promise<CallToolResult> {
-  const mcpReqID = (ctx.newDiagnosticId ?? newDiagnosticId)();
   const { tool, signal } = call;
+  if (!isToolName(tool)) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${tool}`);
+  const mcpReqID = (ctx.newDiagnosticId ?? newDiagnosticId)();
   const started = performance.now();
   ctx.logger.info({ mcpReqID, tool }, 'tool call started');
   const durationMs = () => Math.round((performance.now() - started) * 1000) / 1000;
@@ -96,11 +120,7 @@ export async function runToolCall(call: ToolCall, ctx: ToolCallContext): Promise
       home: ctx.home ?? homedir(),
       duplicateKeys: call.duplicateKeys,
     });
-    const result =
-      tool === 'notes_pull'
-        ? await ctx.service.pull({ path: args.path, signal })
-        : await ctx.service.commit({ message: args.message ?? '', path: args.path, signal });
-    outcome = { ok: result };
+    outcome = { ok: await HANDLERS[tool](ctx.service, args, signal) };
   } catch (failure) {
     outcome = { failure };
   }

@@ -1,18 +1,12 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { NotebookService } from '@slivingdoc/engine';
 import { type Scrubber, withPathSetSentences } from '@slivingdoc/envelope';
 import { z } from 'zod';
 import { runToolCall } from './call';
 import { type CallLogger, silentLogger } from './call-log';
 import type { DuplicateKeyLedger } from './duplicate-keys';
-import {
-  BASE_DESCRIPTIONS,
-  baseInstructions,
-  INPUT_SCHEMAS,
-  TOOL_NAMES,
-  type ToolName,
-} from './tools';
+import { BASE_DESCRIPTIONS, baseInstructions, INPUT_SCHEMAS, TOOL_NAMES } from './tools';
 
 /** What the adapter needs to build a server. */
 export interface McpServerOptions {
@@ -42,9 +36,6 @@ const RawCallToolRequestSchema = z.object({
   params: z.looseObject({ name: z.string(), arguments: z.unknown().optional() }),
 });
 
-const isToolName = (name: string): name is ToolName =>
-  (TOOL_NAMES as readonly string[]).includes(name);
-
 /**
  * Builds the low-level MCP server with exactly two tools, no prompts and no resources. The
  * low-level `Server` is used so `arguments` reach our strict decoder untouched. Tools declare
@@ -71,7 +62,7 @@ export function createMcpServer(options: McpServerOptions): Server {
   server.setRequestHandler(RawCallToolRequestSchema, async (request, extra) => {
     const { name } = request.params;
     const duplicateKeys = options.duplicateKeys?.consume(extra.requestId) ?? false;
-    if (!isToolName(name)) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
+    // An unknown name is refused there, as -32602.
     return runToolCall(
       {
         tool: name,
