@@ -1,31 +1,17 @@
-import {
-  candidSetLines,
-  compareUtf8,
-  type PathSets,
-  pathSetSentences,
-  successSuffix,
-} from '@slivingdoc/envelope';
+import { compareUtf8, type PathSets } from '@slivingdoc/envelope';
 import { PathSetError } from './errors';
 import { checkNotebookPath } from './notebook-path';
 
 /**
- * The configured writable/read-only sets (SPEC §5) and every text that advertises them
- * (SPEC §2). The wording itself lives in `@slivingdoc/envelope` (the lowest layer, which
- * also renders results), so the four surfaces cannot disagree.
+ * The configured writable/read-only sets (SPEC §5). Every text that advertises them (SPEC §2)
+ * is built from `sets` by `@slivingdoc/envelope` (the lowest layer, which also renders
+ * results), so the four surfaces cannot disagree.
  */
 export interface PathPolicy {
   /** The normalised, deduplicated, UTF-8-byte-sorted sets. */
   readonly sets: PathSets;
   /** Whether `notes_commit` may change `path` (a notebook path). */
   isWritable(path: string): boolean;
-  /** Appended to both tool descriptions: `''`, or one space and the path-set sentences. */
-  descriptionSuffix(): string;
-  /** Appended to the server instructions: the same text as {@link descriptionSuffix}. */
-  instructionsSuffix(): string;
-  /** Appended to the success text item: `''`, or ` (writable: …)` and its variants. */
-  textSuffix(): string;
-  /** The candid error text's closing lines: `writable: …` / `read-only: …` per configured set. */
-  candidLines(): string[];
 }
 
 /**
@@ -41,16 +27,7 @@ export function createPathPolicy(init: { writable: string[]; readOnly: string[] 
     throw new PathSetError(both, `"${both}" is in both the writable and the read-only set.`);
   }
   const sets: PathSets = { readOnly, writable };
-  const sentences = pathSetSentences(sets);
-  const suffix = sentences ? ` ${sentences}` : '';
-  return {
-    sets,
-    isWritable: (path) => isWritable(sets, path.normalize('NFC')),
-    descriptionSuffix: () => suffix,
-    instructionsSuffix: () => suffix,
-    textSuffix: () => successSuffix(sets),
-    candidLines: () => candidSetLines(sets),
-  };
+  return { sets, isWritable: (path) => isWritable(sets, path.normalize('NFC')) };
 }
 
 function normaliseSet(entries: string[]): string[] {
