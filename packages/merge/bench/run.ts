@@ -172,7 +172,7 @@ async function main(): Promise<void> {
 
   const width = Math.max(...rows.map((r) => r.scenario.length));
   console.log(
-    `${'scenario'.padEnd(width)}  ${'median ms'.padStart(10)}  ${'min ms'.padStart(10)}  runs  note`,
+    `${'scenario'.padEnd(width)}  ${'median ms'.padStart(10)}  ${'min ms'.padStart(10)}  ${'cpu ms/run'.padStart(10)}  runs  note`,
   );
   for (const r of rows) {
     console.log(
