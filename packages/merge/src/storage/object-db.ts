@@ -233,7 +233,8 @@ export class GitObjectDb implements ObjectDb {
 
   /**
    * Stores one object on disk unless it is known to be there; returns its oid. An object that is
-   * only staged is written too (and no longer staged).
+   * only staged is written too (and no longer staged). Not part of {@link ObjectDb}: callers
+   * outside this package write typed objects; tests write foreign trees with it.
    */
   async putObject(type: ObjectType, content: Uint8Array): Promise<Oid> {
     const oid = hashObject(type, content);
