@@ -154,7 +154,9 @@ const TYPE_NAMES: Record<number, ObjectType | undefined> = { 1: 'commit', 2: 'tr
  * Checks that `bytes` is one complete, well-formed git pack before anything is stored: header,
  * version 2 or 3, every object header and zlib stream (whole objects and both delta kinds, as a
  * foreign writer such as libgit2 may produce them) with the declared inflated size, no bytes
- * between the last object and the trailer, and the SHA-1 trailer itself.
+ * between the last object and the trailer, and the SHA-1 trailer itself. Our own code because
+ * isomorphic-git's only pack parser, `indexPack`, works on a pack already written into the
+ * repository and silently leaves out what it cannot resolve.
  */
 export function scanPack(bytes: Uint8Array): PackSummary {
   const pack = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
