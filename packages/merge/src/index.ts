@@ -25,7 +25,13 @@ export {
 } from './objectDb';
 export { blobOid, type Oid } from './objectFormat';
 export { createCheckpointPack, createIncrementPack, importPack, verifyClosure } from './packs';
-export { type LineRange, mergeText, type TextMergeResult } from './textMerge';
+export {
+  type LineRange,
+  type MergeAdditions,
+  mergeText,
+  type TextMergeOptions,
+  type TextMergeResult,
+} from './textMerge';
 export type { BaseTree } from './treeBuild';
 export {
   type Merge3Input,
