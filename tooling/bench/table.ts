@@ -59,6 +59,36 @@ export function renderReport(report: BenchReport): string {
       ]),
     ),
   );
+  if ((report.appendBurst ?? []).length > 0) {
+    sections.push(
+      renderColumns(
+        [
+          'append burst',
+          'system · store',
+          'writers',
+          'accepted',
+          'conflicts',
+          'commit calls',
+          'wall ms',
+          'p50 ms',
+          'p99 ms',
+          'every line once',
+        ],
+        (report.appendBurst ?? []).map((r) => [
+          'append burst',
+          label(r.system, r.store),
+          String(r.writers),
+          `${r.accepted}/${r.writers}`,
+          String(r.conflicts),
+          String(r.commitCalls),
+          formatNumber(r.durationMs, 0),
+          ms(r.latency, 'p50'),
+          ms(r.latency, 'p99'),
+          r.everyLineOnce ? 'yes' : 'NO',
+        ]),
+      ),
+    );
+  }
   if (report.rawCas.length > 0) {
     sections.push(
       renderColumns(
