@@ -103,7 +103,9 @@ function markerEol(local: string, remote: string): string {
  * Three-way line merge through the `diff3` library (the one isomorphic-git uses; fast on large
  * files). Lines keep their terminators, so CRLF and a missing final newline survive and count as
  * differences, as in `git merge-file`. Identical changes on both sides merge cleanly; changes to
- * the same or adjacent lines conflict and are written with the exact markers of SPEC §6.
+ * the same or adjacent lines conflict and are written with the exact markers of SPEC §6 —
+ * except, under `additions: 'keep'`, where both sides only inserted at the same place of A
+ * (docs/merge.md, "Concurrent additions").
  */
 export function mergeText(
   base: Uint8Array,
