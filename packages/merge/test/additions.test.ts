@@ -142,7 +142,7 @@ describe('properties of concurrent additions (fast-check)', () => {
       }),
       { numRuns: 500 },
     );
-  });
+  }, 120_000);
 
   it('when either side changes or removes a line of A next to the other side’s insertion, today’s markers appear', () => {
     const scenario = fc.record({
@@ -170,5 +170,5 @@ describe('properties of concurrent additions (fast-check)', () => {
       }),
       { numRuns: 500 },
     );
-  });
+  }, 120_000);
 });

@@ -74,7 +74,7 @@ describe('mergeText against git merge-file (differential)', () => {
       digest.update(JSON.stringify(result.conflicts));
     }
     expect(digest.digest('hex')).toBe(CONFLICT_MODE_DIGEST);
-  });
+  }, 120_000);
 
   it('`keep` differs from `conflict` only in files where both sides inserted at one place', () => {
     const random = prng(20261130);
@@ -88,7 +88,7 @@ describe('mergeText against git merge-file (differential)', () => {
     // The generator's same-place insertions make a sixth of the cases fall under the rule.
     expect(outside).toBeGreaterThan(700);
     expect(outside).toBeLessThan(1000);
-  });
+  }, 120_000);
 
   it('agrees with git on the clean-or-conflict verdict and on every clean result (`conflict` mode)', () => {
     const random = prng(20261130);
