@@ -46,6 +46,8 @@ export interface AppendBurstResult {
   conflicts: number;
   /** notes_commit calls in all, first attempts and re-commits after a conflict or RETRY. */
   commitCalls: number;
+  /** Retryable answers (REMOTE_BUSY, PATH_BUSY, STORAGE_FAILURE) committed again after, by code. */
+  retried: Record<string, number>;
   /** Writers that stopped on another answer, by `CODE·REASON`. */
   failures: Record<string, number>;
   /** The accepted file holds every writer's line exactly once and no marker. */

@@ -69,6 +69,7 @@ export function renderReport(report: BenchReport): string {
           'accepted',
           'conflicts',
           'commit calls',
+          'retried',
           'wall ms',
           'p50 ms',
           'p99 ms',
@@ -81,6 +82,9 @@ export function renderReport(report: BenchReport): string {
           `${r.accepted}/${r.writers}`,
           String(r.conflicts),
           String(r.commitCalls),
+          Object.entries(r.retried ?? {})
+            .map(([code, count]) => `${code} ${count}`)
+            .join(', ') || '0',
           formatNumber(r.durationMs, 0),
           ms(r.latency, 'p50'),
           ms(r.latency, 'p99'),

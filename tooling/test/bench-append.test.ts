@@ -66,6 +66,7 @@ describe('append burst: targets and table', () => {
     accepted: writers,
     conflicts: 0,
     commitCalls: writers,
+    retried: {},
     failures: {},
     everyLineOnce: true,
     durationMs: 1234.5,
@@ -107,12 +108,12 @@ describe('append burst: targets and table', () => {
       startedAt: '',
       finishedAt: '',
       machine: { cpus: 2, cpuModel: 'cpu', memoryGiB: 4, node: 'v20', git: 'git' },
-      ...measured([row(8, { conflicts: 1, commitCalls: 9 })]),
+      ...measured([row(8, { conflicts: 1, commitCalls: 10, retried: { REMOTE_BUSY: 1 } })]),
       targets: [],
       errors: [],
     };
     expect(renderReport(report)).toMatch(
-      /append burst {2}mcp · embedded {2}8 +8\/8 +1 +9 +1235 +50 +99 +yes/,
+      /append burst {2}mcp · embedded {2}8 +8\/8 +1 +10 +REMOTE_BUSY 1 +1235 +50 +99 +yes/,
     );
   });
 });
@@ -142,6 +143,7 @@ describe('append burst: real server processes', { timeout: 240_000 }, () => {
       accepted: 3,
       conflicts: 0,
       commitCalls: 3,
+      retried: {},
       failures: {},
       everyLineOnce: true,
     });
@@ -151,6 +153,7 @@ describe('append burst: real server processes', { timeout: 240_000 }, () => {
     const result = await burst(['--merge-additions=conflict']);
     expect(result).toMatchObject({ writers: 3, accepted: 3, failures: {}, everyLineOnce: true });
     expect(result.conflicts).toBeGreaterThan(0);
-    expect(result.commitCalls).toBe(3 + result.conflicts);
+    const retried = Object.values(result.retried).reduce((sum, n) => sum + n, 0);
+    expect(result.commitCalls).toBe(3 + result.conflicts + retried);
   });
 });

@@ -50,6 +50,8 @@ export function everyLineOnce(text: string, header: string, writers: number): bo
 interface Landing {
   calls: number;
   conflicts: number;
+  /** Retryable answers committed again after, by code. */
+  retried: Record<string, number>;
   /** The final answer (OK, or the failure that stopped this writer). */
   last: Outcome;
   /** From the burst's start to the final answer. */
@@ -58,7 +60,13 @@ interface Landing {
 
 /** Commits until OK, resolving a conflict by keeping both sides; counts every call. */
 async function land(writer: Writer, file: string, index: number, start: number): Promise<Landing> {
-  const landing: Landing = { calls: 0, conflicts: 0, last: { code: 'NOT_RUN', ms: 0 }, ms: 0 };
+  const landing: Landing = {
+    calls: 0,
+    conflicts: 0,
+    retried: {},
+    last: { code: 'NOT_RUN', ms: 0 },
+    ms: 0,
+  };
   for (let round = 0; round < MAX_ROUNDS; round++) {
     landing.calls++;
     try {
@@ -70,7 +78,9 @@ async function land(writer: Writer, file: string, index: number, start: number):
       landing.conflicts++;
       const path = join(writer.dir, file);
       await writeFile(path, resolveKeepingBoth(await readFile(path, 'utf8')));
-    } else if (!RETRYABLE.has(landing.last.code)) break;
+    } else if (RETRYABLE.has(landing.last.code)) {
+      landing.retried[landing.last.code] = (landing.retried[landing.last.code] ?? 0) + 1;
+    } else break;
   }
   landing.ms = performance.now() - start;
   return landing;
@@ -117,6 +127,10 @@ export async function runAppendBurst(
     const key = last.reason ? `${last.code}·${last.reason}` : last.code;
     failures[key] = (failures[key] ?? 0) + 1;
   }
+  const retried: Record<string, number> = {};
+  for (const landing of landings)
+    for (const [code, count] of Object.entries(landing.retried))
+      retried[code] = (retried[code] ?? 0) + count;
   const accepted = landings.filter((l) => l.last.code === 'OK');
   const result: AppendBurstResult = {
     scenario: 'append-burst',
@@ -126,6 +140,7 @@ export async function runAppendBurst(
     accepted: accepted.length,
     conflicts: landings.reduce((sum, l) => sum + l.conflicts, 0),
     commitCalls: landings.reduce((sum, l) => sum + l.calls, 0),
+    retried,
     failures,
     everyLineOnce: everyLineOnce(text, header, opts.writers),
     durationMs,
