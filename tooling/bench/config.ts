@@ -8,6 +8,8 @@ export interface BenchConfig {
   saturation: { writers: number[]; durationMs: number };
   notebook: { sizes: number[]; scaleReps: number; coldReps: number; warmReps: number };
   rawCas: { writers: number[]; durationMs: number };
+  /** Issue 16: writers per append burst (real server processes, one file). */
+  appendBurst: { writers: number[] };
 }
 
 export const FULL: BenchConfig = {
@@ -19,6 +21,7 @@ export const FULL: BenchConfig = {
   saturation: { writers: [1, 4, 16, 64], durationMs: 5000 },
   notebook: { sizes: [100, 1000, 10000], scaleReps: 5, coldReps: 2, warmReps: 5 },
   rawCas: { writers: [1, 16], durationMs: 3000 },
+  appendBurst: { writers: [8, 32, 100] },
 };
 
 export const QUICK: BenchConfig = {
@@ -29,6 +32,7 @@ export const QUICK: BenchConfig = {
   saturation: { writers: [1, 2], durationMs: 600 },
   notebook: { sizes: [10, 40], scaleReps: 2, coldReps: 1, warmReps: 2 },
   rawCas: { writers: [1, 2], durationMs: 300 },
+  appendBurst: { writers: [2, 4] },
 };
 
 /** Quick mode when `BENCH_QUICK` is set (non-empty, not `0`) or `--quick` is passed. */
@@ -40,4 +44,21 @@ export function configFor(argv: string[], env: NodeJS.ProcessEnv): BenchConfig {
 /** The largest writer count any load scenario needs (one pool serves them all). */
 export function poolSize(config: BenchConfig): number {
   return Math.max(config.distributed.writers, config.burst.writers, ...config.saturation.writers);
+}
+
+/** The scenario groups `BENCH_SCENARIOS` can select (comma-separated; default all). */
+export const SCENARIOS = ['raw-cas', 'load', 'notebook', 'append-burst'] as const;
+export type ScenarioGroup = (typeof SCENARIOS)[number];
+
+/** The groups `BENCH_SCENARIOS` names (all when unset or empty); throws on an unknown name. */
+export function selectedScenarios(env: NodeJS.ProcessEnv): Set<ScenarioGroup> {
+  const raw = env.BENCH_SCENARIOS;
+  if (raw === undefined || raw.trim() === '') return new Set(SCENARIOS);
+  const names = raw.split(',').map((name) => name.trim());
+  for (const name of names) {
+    if (!(SCENARIOS as readonly string[]).includes(name)) {
+      throw new Error(`BENCH_SCENARIOS: unknown scenario ${name} (${SCENARIOS.join(', ')})`);
+    }
+  }
+  return new Set(names as ScenarioGroup[]);
 }

@@ -16,6 +16,7 @@ export function mergeReports(into: BenchReport, from: BenchReport[]): BenchRepor
     merged.pull = [...merged.pull, ...other.pull];
     merged.scale = [...merged.scale, ...other.scale];
     merged.rawCas = [...merged.rawCas, ...other.rawCas];
+    merged.appendBurst = [...(merged.appendBurst ?? []), ...(other.appendBurst ?? [])];
     merged.errors = [...merged.errors, ...other.errors];
   }
   merged.targets = evaluateTargets(merged);

@@ -31,6 +31,33 @@ export interface LoadResult {
   metrics: LoadMetrics;
 }
 
+/**
+ * The append burst (issue 16): `writers` writers append one line each to one file and commit at
+ * once, resolving conflicts by keeping both sides and committing again.
+ */
+export interface AppendBurstResult {
+  scenario: 'append-burst';
+  system: System;
+  store: StoreKind;
+  writers: number;
+  /** Writers whose line was finally accepted. */
+  accepted: number;
+  /** CONTENT_CONFLICT answers over all commit calls. */
+  conflicts: number;
+  /** notes_commit calls in all, first attempts and re-commits after a conflict or RETRY. */
+  commitCalls: number;
+  /** Retryable answers (REMOTE_BUSY, PATH_BUSY, STORAGE_FAILURE) committed again after, by code. */
+  retried: Record<string, number>;
+  /** Writers that stopped on another answer, by `CODE·REASON`. */
+  failures: Record<string, number>;
+  /** The accepted file holds every writer's line exactly once and no marker. */
+  everyLineOnce: boolean;
+  /** From the burst's start to the last writer's final answer. */
+  durationMs: number;
+  /** Per accepted writer: from the burst's start to its accepted commit. */
+  latency?: LatencySummary;
+}
+
 /** Scenario 4: cold pull of a large checkpointed notebook, warm pull of one increment, no-op pull. */
 export interface PullResult {
   scenario: 'pull';
@@ -93,6 +120,8 @@ export interface BenchReport {
   pull: PullResult[];
   scale: ScaleResult[];
   rawCas: RawCasResult[];
+  /** Absent in reports written before the append burst existed. */
+  appendBurst?: AppendBurstResult[];
   targets: TargetCheck[];
   errors: ScenarioError[];
 }

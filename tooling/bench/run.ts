@@ -8,9 +8,16 @@ import { cpus, tmpdir, totalmem } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { renderChart } from './chart';
-import { type BenchConfig, configFor, poolSize } from './config';
+import {
+  type BenchConfig,
+  configFor,
+  poolSize,
+  type ScenarioGroup,
+  selectedScenarios,
+} from './config';
 import { measureRawCas } from './raw-cas';
 import type { BenchReport, StoreKind, System } from './report';
+import { runAppendBurst } from './scenarios/append';
 import { type LoadRun, runBurst, runDistributed, runSaturation } from './scenarios/load';
 import { type NotebookRun, runPull, runScale, seedNotebook } from './scenarios/notebook';
 import { embeddedTarget, type StoreTarget, s3SettingsFromEnv, s3Target } from './stores';
@@ -23,7 +30,10 @@ import type { WriterPool } from './writers/types';
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 
-type Accumulated = Pick<BenchReport, 'load' | 'pull' | 'scale' | 'rawCas' | 'errors'>;
+type Accumulated = Pick<
+  BenchReport,
+  'load' | 'pull' | 'scale' | 'rawCas' | 'appendBurst' | 'errors'
+>;
 
 function progress(text: string): void {
   process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${text}\n`);
@@ -100,9 +110,37 @@ async function snapshotCli(workRoot: string): Promise<string> {
   return join(copy, 'dist/cli.js');
 }
 
+/**
+ * The append bursts of issue 16 on one pool of server processes (the largest burst's size),
+ * smaller bursts on its first writers, each on a file of its own.
+ */
+async function runAppendBursts(
+  acc: Accumulated,
+  config: BenchConfig,
+  store: StoreKind,
+  makePool: (count: number) => Promise<WriterPool>,
+  checkpoint: () => Promise<void>,
+): Promise<void> {
+  const system: System = 'slivingdoc-mcp';
+  let pool: WriterPool | undefined;
+  await attempt(acc, { scenario: 'append burst (start writers)', system, store }, async () => {
+    pool = await makePool(Math.max(...config.appendBurst.writers));
+  });
+  if (!pool) return;
+  for (const writers of config.appendBurst.writers) {
+    await attempt(acc, { scenario: `append burst ${writers}`, system, store }, async () => {
+      const result = await runAppendBurst({ system, store, pool: pool as WriterPool }, { writers });
+      acc.appendBurst = [...(acc.appendBurst ?? []), result];
+    });
+    await checkpoint();
+  }
+  await pool.close();
+}
+
 async function runStore(
   acc: Accumulated,
   config: BenchConfig,
+  scenarios: Set<ScenarioGroup>,
   target: StoreTarget,
   workRoot: string,
   runId: string,
@@ -124,7 +162,7 @@ async function runStore(
       createEnginePool({ store: await opened, retries: config.retries, ...o });
   };
 
-  for (const writers of config.rawCas.writers) {
+  for (const writers of scenarios.has('raw-cas') ? config.rawCas.writers : []) {
     await attempt(
       acc,
       { scenario: `raw CAS ${writers}`, system: 'slivingdoc-engine', store },
@@ -143,34 +181,50 @@ async function runStore(
   }
 
   const size = poolSize(config);
-  await runLoad(
-    acc,
-    config,
-    'slivingdoc-mcp',
-    store,
-    async () =>
-      mcpFactory('load-mcp')({
-        root: await mkdtemp(join(root, 'load-mcp-')),
-        count: size,
-        pullFirst: true,
-      }),
-    checkpoint,
-  );
-  await runLoad(
-    acc,
-    config,
-    'slivingdoc-engine',
-    store,
-    async () =>
-      engineFactory('load-engine')({
-        root: await mkdtemp(join(root, 'load-engine-')),
-        count: size,
-        pullFirst: true,
-      }),
-    checkpoint,
-  );
+  if (scenarios.has('load')) {
+    await runLoad(
+      acc,
+      config,
+      'slivingdoc-mcp',
+      store,
+      async () =>
+        mcpFactory('load-mcp')({
+          root: await mkdtemp(join(root, 'load-mcp-')),
+          count: size,
+          pullFirst: true,
+        }),
+      checkpoint,
+    );
+    await runLoad(
+      acc,
+      config,
+      'slivingdoc-engine',
+      store,
+      async () =>
+        engineFactory('load-engine')({
+          root: await mkdtemp(join(root, 'load-engine-')),
+          count: size,
+          pullFirst: true,
+        }),
+      checkpoint,
+    );
+  }
+  if (scenarios.has('append-burst')) {
+    await runAppendBursts(
+      acc,
+      config,
+      store,
+      async (count) =>
+        mcpFactory('append-burst')({
+          root: await mkdtemp(join(root, 'append-')),
+          count,
+          pullFirst: true,
+        }),
+      checkpoint,
+    );
+  }
 
-  const sizes = config.notebook.sizes;
+  const sizes = scenarios.has('notebook') ? config.notebook.sizes : [];
   for (const files of sizes) {
     const name = `notebook-${files}`;
     let seeded = false;
@@ -254,7 +308,16 @@ async function main(): Promise<void> {
   const startedAt = new Date().toISOString();
   const workRoot = await mkdtemp(join(tmpdir(), 'slivingdoc-bench-'));
   const runId = Date.now().toString(36);
-  const acc: Accumulated = { load: [], pull: [], scale: [], rawCas: [], errors: [] };
+  const acc: Accumulated = {
+    load: [],
+    pull: [],
+    scale: [],
+    rawCas: [],
+    appendBurst: [],
+    errors: [],
+  };
+  // BENCH_SCENARIOS=raw-cas,load,notebook,append-burst (default all) runs a subset.
+  const scenarios = selectedScenarios(process.env);
   const checkpoint = () => writeReport(outDir, config, startedAt, acc, false).then(() => undefined);
   const cli = await snapshotCli(workRoot);
 
@@ -268,9 +331,9 @@ async function main(): Promise<void> {
   try {
     if (parts.has('embedded')) {
       const embedded = embeddedTarget(join(workRoot, 'store'));
-      await runStore(acc, config, embedded, workRoot, runId, cli, checkpoint);
+      await runStore(acc, config, scenarios, embedded, workRoot, runId, cli, checkpoint);
     }
-    if (parts.has('git')) {
+    if (parts.has('git') && scenarios.has('load')) {
       await runLoad(
         acc,
         config,
@@ -286,7 +349,7 @@ async function main(): Promise<void> {
       );
     }
     if (s3 && parts.has('s3')) {
-      await runStore(acc, config, s3Target(s3), workRoot, runId, cli, checkpoint);
+      await runStore(acc, config, scenarios, s3Target(s3), workRoot, runId, cli, checkpoint);
     }
   } finally {
     if (!process.env.BENCH_KEEP) await rm(workRoot, { recursive: true, force: true });

@@ -59,6 +59,40 @@ export function renderReport(report: BenchReport): string {
       ]),
     ),
   );
+  if ((report.appendBurst ?? []).length > 0) {
+    sections.push(
+      renderColumns(
+        [
+          'append burst',
+          'system · store',
+          'writers',
+          'accepted',
+          'conflicts',
+          'commit calls',
+          'retried',
+          'wall ms',
+          'p50 ms',
+          'p99 ms',
+          'every line once',
+        ],
+        (report.appendBurst ?? []).map((r) => [
+          'append burst',
+          label(r.system, r.store),
+          String(r.writers),
+          `${r.accepted}/${r.writers}`,
+          String(r.conflicts),
+          String(r.commitCalls),
+          Object.entries(r.retried ?? {})
+            .map(([code, count]) => `${code} ${count}`)
+            .join(', ') || '0',
+          formatNumber(r.durationMs, 0),
+          ms(r.latency, 'p50'),
+          ms(r.latency, 'p99'),
+          r.everyLineOnce ? 'yes' : 'NO',
+        ]),
+      ),
+    );
+  }
   if (report.rawCas.length > 0) {
     sections.push(
       renderColumns(

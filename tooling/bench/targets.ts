@@ -1,6 +1,6 @@
 import type { BenchReport, StoreKind, System, TargetCheck } from './report';
 
-type Measured = Pick<BenchReport, 'load' | 'pull' | 'scale' | 'rawCas'>;
+type Measured = Pick<BenchReport, 'load' | 'pull' | 'scale' | 'rawCas' | 'appendBurst'>;
 
 /** The system whose figures the issue's targets are about: real processes over MCP stdio. */
 const PRODUCT: System = 'slivingdoc-mcp';
@@ -33,6 +33,29 @@ function burstCheck(m: Measured, store: StoreKind, where: string): TargetCheck {
     '>=',
     Math.ceil(writers * 0.97),
   );
+}
+
+/**
+ * Issue 16 at the largest append burst run on `store` (100 in full mode): no conflict, one
+ * commit call per writer, every line once.
+ */
+function appendBurstChecks(m: Measured, store: StoreKind, where: string): TargetCheck[] {
+  const largest = (m.appendBurst ?? [])
+    .filter((r) => r.system === PRODUCT && r.store === store)
+    .sort((a, b) => b.writers - a.writers)[0];
+  const writers = largest?.writers ?? 100;
+  const what = `append burst of ${writers} on the ${where}`;
+  return [
+    check(`append-conflicts-${store}`, `${what}: conflicts`, largest?.conflicts, '<=', 0),
+    check(`append-calls-${store}`, `${what}: commit calls`, largest?.commitCalls, '<=', writers),
+    check(
+      `append-lines-${store}`,
+      `${what}: every line once (1 = yes)`,
+      largest === undefined ? undefined : Number(largest.everyLineOnce),
+      '>=',
+      1,
+    ),
+  ];
 }
 
 function saturationRate(m: Measured, writers: number): number | undefined {
@@ -73,6 +96,8 @@ export function evaluateTargets(m: Measured): TargetCheck[] {
   return [
     burstCheck(m, 'embedded', 'embedded store'),
     burstCheck(m, 's3', 'S3 server'),
+    ...appendBurstChecks(m, 'embedded', 'embedded store'),
+    ...appendBurstChecks(m, 's3', 'S3 server'),
     check('saturation-16', 'saturation, 16 writers, embedded: commits/s', rate16, '>=', 50),
     check(
       'saturation-16-share',

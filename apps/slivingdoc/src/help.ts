@@ -23,6 +23,7 @@ Options (flags override environment variables, which override defaults):
   --commit-retries <0-100>        compare-and-swap retries (SLIVINGDOC_COMMIT_RETRIES), default 8
   --checkpoint-packs <n>          increments before a checkpoint (SLIVINGDOC_CHECKPOINT_PACKS), default 1024
   --retained-checkpoints <0-64>   retained checkpoint chains (SLIVINGDOC_RETAINED_CHECKPOINTS), default 1
+  --merge-additions <mode>        keep or conflict: concurrent insertions at one place (SLIVINGDOC_MERGE_ADDITIONS), default keep
   -m, --message <message>         the commit message (commit only)
   -h, --help                      print this help
 

@@ -83,6 +83,7 @@ describe('configuration refusals exit 2 with one line', () => {
     [['--commit-retries', '101'], /--commit-retries: "101" is not an integer 0–100/],
     [['--checkpoint-packs', '0'], /--checkpoint-packs: "0" is not an integer at least 1/],
     [['--retained-checkpoints', '65'], /--retained-checkpoints: "65" is not an integer 0–64/],
+    [['--merge-additions', 'union'], /--merge-additions: "union" is not keep or conflict/],
     [['--region', 'eu-west-1'], /--region needs a bucket/],
     [['--endpoint', 'http://h'], /--endpoint needs a bucket/],
     [['--path-style', 'true'], /--path-style needs a bucket/],
@@ -102,6 +103,22 @@ describe('configuration refusals exit 2 with one line', () => {
       sandboxEnv({ SLIVINGDOC_WRITABLE: 'a:b', SLIVINGDOC_READ_ONLY: 'b' }),
       'configuration',
       /in both/,
+    );
+  });
+
+  it('a bad --merge-additions or SLIVINGDOC_MERGE_ADDITIONS on pull and commit', () => {
+    const root = mkdtempSync(join(tmpdir(), 'slivingdoc-test-ws-'));
+    expectRefusal(
+      ['pull', root, '--merge-additions=both'],
+      sandboxEnv(),
+      'configuration',
+      /--merge-additions: "both" is not keep or conflict/,
+    );
+    expectRefusal(
+      ['commit', root, '-m', 'x'],
+      sandboxEnv({ SLIVINGDOC_MERGE_ADDITIONS: 'KEEP' }),
+      'configuration',
+      /SLIVINGDOC_MERGE_ADDITIONS: "KEEP" is not keep or conflict/,
     );
   });
 

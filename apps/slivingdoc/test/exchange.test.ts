@@ -2,11 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
-import { afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
-import type { ProvidedS3 } from '../../../tooling/rgw/global-setup';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { assertBuilt, runBin, sandboxEnv } from './helpers/bin';
-import { RawServer } from './helpers/raw-server';
+import { type RawServer, startNotebookServer } from './helpers/raw-server';
+import { realS3Env } from './helpers/real-s3';
 
 beforeAll(assertBuilt);
 const servers: RawServer[] = [];
@@ -14,19 +13,11 @@ afterEach(() => {
   for (const server of servers.splice(0)) server.child.kill('SIGKILL');
 });
 
-type Structured = { structuredContent: Record<string, unknown>; isError?: boolean };
-
-/** A started server with its notebook directory (from the instructions). */
+/** A started server with its notebook directory, killed after the test. */
 async function startServer(env: NodeJS.ProcessEnv) {
-  const server = new RawServer([], env);
-  servers.push(server);
-  const init = await server.initialize();
-  const instructions = (init.result as { instructions: string }).instructions;
-  const notebookDir = /^The notebook directory is (.+?)\. Call/.exec(instructions)![1]!;
-  let id = 1;
-  const call = async (name: string, args: object): Promise<Structured> =>
-    (await server.request(++id, 'tools/call', { name, arguments: args })).result as Structured;
-  return { server, notebookDir, call };
+  const started = await startNotebookServer(env);
+  servers.push(started.server);
+  return started;
 }
 
 /**
@@ -84,36 +75,6 @@ describe('servers and the CLI exchange edits', () => {
   });
 
   it('on the real S3 server', async () => {
-    const s3: ProvidedS3 = inject('s3');
-    if ('error' in s3) throw new Error(`the real S3 server did not start:\n${s3.error}`);
-    const endpoint = s3.env.SLIVINGDOC_TEST_S3_ENDPOINT;
-    expect(['127.0.0.1', 'localhost', '[::1]']).toContain(new URL(endpoint).hostname);
-    const credentials = {
-      accessKeyId: s3.env.SLIVINGDOC_TEST_S3_ACCESS_KEY,
-      secretAccessKey: s3.env.SLIVINGDOC_TEST_S3_SECRET_KEY,
-    };
-    // The SDK's notice about its future Node support is noise in a test run.
-    process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
-    const bucket = `app-${randomUUID()}`;
-    const client = new S3Client({
-      endpoint,
-      region: 'us-east-1',
-      forcePathStyle: true,
-      credentials,
-    });
-    try {
-      await client.send(new CreateBucketCommand({ Bucket: bucket }));
-    } finally {
-      client.destroy();
-    }
-    await exchange(
-      sandboxEnv({
-        SLIVINGDOC_BUCKET: bucket,
-        AWS_ENDPOINT_URL_S3: endpoint,
-        AWS_REGION: 'us-east-1',
-        AWS_ACCESS_KEY_ID: credentials.accessKeyId,
-        AWS_SECRET_ACCESS_KEY: credentials.secretAccessKey,
-      }),
-    );
+    await exchange(sandboxEnv(await realS3Env()));
   });
 });

@@ -1,4 +1,5 @@
 /** The engine's configuration: what callers pass, and the resolved form every module reads. */
+import type { MergeAdditions } from '@slivingdoc/merge';
 import type { ObjectStore } from '@slivingdoc/store';
 import { type BackoffClock, SYSTEM_CLOCK } from './backoff';
 import { FAILPOINTS_ENV, type Failpoints, failpointsFromEnv } from './failpoints';
@@ -50,6 +51,12 @@ export interface EngineConfig {
   publicationGateMs?: number;
   /** Backoff randomness and sleep (tests make them deterministic). */
   clock?: BackoffClock;
+  /**
+   * Where both sides only inserted lines at the same place of the baseline (and add/add of a
+   * path): `keep` (the default) keeps both, R's lines first, without a conflict; `conflict` is
+   * git's rule, markers for every overlapping insertion (SPEC §6, `--merge-additions`).
+   */
+  mergeAdditions?: MergeAdditions;
 }
 
 /** The configuration with every default applied and every range checked. */
@@ -70,6 +77,7 @@ export interface ResolvedConfig {
   closeTimeoutMs: number;
   publicationGateMs: number;
   clock: BackoffClock;
+  mergeAdditions: MergeAdditions;
 }
 
 const SILENT: EngineLogger = { debug() {}, info() {}, warn() {}, error() {} };
@@ -113,5 +121,12 @@ export function resolveConfig(config: EngineConfig, home: string): ResolvedConfi
     closeTimeoutMs: integerIn('closeTimeoutMs', config.closeTimeoutMs, 30_000, 0, 3_600_000),
     publicationGateMs: integerIn('publicationGateMs', config.publicationGateMs, 0, 0, 3_600_000),
     clock: config.clock ?? SYSTEM_CLOCK,
+    mergeAdditions: mergeAdditionsOf(config.mergeAdditions),
   };
+}
+
+/** `keep` unless set; throws `RangeError` on anything but `keep` or `conflict`. */
+function mergeAdditionsOf(value: MergeAdditions | undefined): MergeAdditions {
+  if (value === undefined || value === 'keep' || value === 'conflict') return value ?? 'keep';
+  throw new RangeError('mergeAdditions must be keep or conflict');
 }

@@ -123,7 +123,17 @@ export async function synchronize(
   const local = opts.local ?? (await scanLocal(ctx));
   const remote = await loadRemote(ctx, call, entry.rollback);
   call.stage = 'merge';
-  const merged = await threeWayMerge(ctx, entry.baseEntries, local.entries, remote.entries);
+  // Without a baseline (first pull of a directory holding files, lost or corrupt state) no
+  // file is known to be an addition: every differing file comes back as the explicit add/add
+  // conflict of SPEC §10, whatever --merge-additions says (docs/merge.md).
+  const noBaseline = entry.base === EMPTY_BASELINE;
+  const merged = await threeWayMerge(
+    ctx,
+    entry.baseEntries,
+    local.entries,
+    remote.entries,
+    noBaseline ? 'conflict' : ctx.cfg.mergeAdditions,
+  );
   await failpoint(ctx.cfg.failpoints, FAILPOINT.afterMerge);
   call.signal?.throwIfAborted();
   // R's objects may be staged in memory: on disk before the baseline names them.

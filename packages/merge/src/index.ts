@@ -25,7 +25,13 @@ export {
   importPack,
   verifyClosure,
 } from './operations/packs';
-export { type LineRange, mergeText, type TextMergeResult } from './operations/text-merge';
+export {
+  type LineRange,
+  type MergeAdditions,
+  mergeText,
+  type TextMergeOptions,
+  type TextMergeResult,
+} from './operations/text-merge';
 export {
   type Merge3Input,
   type MergeConflict,

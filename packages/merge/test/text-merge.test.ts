@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { findMarkerBlocks, lineDiffStat, mergeText } from '../src/index';
+import { findMarkerBlocks, lineDiffStat, type MergeAdditions, mergeText } from '../src/index';
 import { text, utf8 } from './git-oracle';
 
-const merge = (base: string, local: string, remote: string) => {
-  const result = mergeText(utf8(base), utf8(local), utf8(remote));
+const merge = (base: string, local: string, remote: string, additions: MergeAdditions = 'keep') => {
+  const result = mergeText(utf8(base), utf8(local), utf8(remote), { additions });
   return { content: text(result.content), conflicts: result.conflicts };
 };
 
@@ -37,7 +37,7 @@ describe('mergeText', () => {
   });
 
   it('takes the remote side’s line ending when the local side has none', () => {
-    expect(merge('', 'L', 'R\r\nx\r\n').content).toBe(
+    expect(merge('', 'L', 'R\r\nx\r\n', 'conflict').content).toBe(
       '<<<<<<< local\r\nL\r\n=======\r\nR\r\nx\r\n>>>>>>> remote\r\n',
     );
   });

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import {
   diffstat,
   findMarkerBlocks,
+  type MergeAdditions,
   merge3,
   mergeText,
   type ObjectDb,
@@ -31,6 +32,7 @@ async function run(
   base: Record<string, string>,
   local: Record<string, string>,
   remote: Record<string, string>,
+  additions?: MergeAdditions,
 ) {
   const db = openMemoryObjectDb();
   const { result, conflicts } = await merge3({
@@ -39,6 +41,7 @@ async function run(
     remote: await tree(db, remote),
     db,
     foldKey: testFoldKey,
+    additions,
   });
   return { files: await contents(db, result), conflicts };
 }
@@ -79,11 +82,12 @@ describe('merge3 per-path rules (SPEC §6)', () => {
     ]);
   });
 
-  it('add/add with different content is one conflict over the whole file, even with an empty side', async () => {
+  it('add/add with different content under `conflict` is one conflict over the whole file, even with an empty side', async () => {
     const result = await run(
       {},
       { 'a.md': 'same\nL\n', 'e.md': '' },
       { 'a.md': 'same\nR\n', 'e.md': 'r\n' },
+      'conflict',
     );
     expect(result.files).toEqual({
       'a.md': '<<<<<<< local\nsame\nL\n=======\nsame\nR\n>>>>>>> remote\n',
@@ -93,6 +97,24 @@ describe('merge3 per-path rules (SPEC §6)', () => {
       { path: 'a.md', reason: 'TEXT_CONFLICT', ranges: [{ start: 1, end: 7 }] },
       { path: 'e.md', reason: 'TEXT_CONFLICT', ranges: [{ start: 1, end: 4 }] },
     ]);
+  });
+
+  it('add/add with different content under `keep` is R’s content, then L’s, their common start once', async () => {
+    const result = await run(
+      {},
+      { 'a.md': 'same\nL\n', 'e.md': '' },
+      { 'a.md': 'same\nR\n', 'e.md': 'r\n' },
+    );
+    expect(result).toEqual({ files: { 'a.md': 'same\nR\nL\n', 'e.md': 'r\n' }, conflicts: [] });
+  });
+
+  it('concurrent appends to one file keep both under `keep` and conflict under `conflict`', async () => {
+    const files = [{ 'log.md': 'x\n' }, { 'log.md': 'x\nL\n' }, { 'log.md': 'x\nR\n' }] as const;
+    expect(await run(...files)).toEqual({ files: { 'log.md': 'x\nR\nL\n' }, conflicts: [] });
+    expect(await run(...files, 'conflict')).toEqual({
+      files: { 'log.md': 'x\n<<<<<<< local\nL\n=======\nR\n>>>>>>> remote\n' },
+      conflicts: [{ path: 'log.md', reason: 'TEXT_CONFLICT', ranges: [{ start: 2, end: 6 }] }],
+    });
   });
 
   it('modify/delete keeps the modified content without markers, from either side', async () => {

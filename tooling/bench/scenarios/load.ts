@@ -27,7 +27,7 @@ export function mustBeOk(outcome: Outcome, what: string): Outcome {
 }
 
 /** Pulls for writers 0…count-1, a few at a time (set-up, not measured). */
-async function pullAll(pool: WriterPool, count: number): Promise<void> {
+export async function pullAll(pool: WriterPool, count: number): Promise<void> {
   const PULLS_AT_ONCE = 8;
   let next = 0;
   await Promise.all(

@@ -7,6 +7,7 @@ import {
   normaliseEndpoint,
   parseBoolean,
   parseInteger,
+  parseMergeAdditions,
   resolveUserPath,
   splitList,
   validateBucket,
@@ -109,6 +110,7 @@ function buildConfig(
     pickList(flags, env, 'writable', 'SLIVINGDOC_WRITABLE'),
     pickList(flags, env, 'read-only', 'SLIVINGDOC_READ_ONLY'),
   );
+  const additions = pick(flags, env, 'merge-additions', 'SLIVINGDOC_MERGE_ADDITIONS');
   return {
     store,
     workspaceRoot,
@@ -130,6 +132,7 @@ function buildConfig(
       0,
       64,
     ),
+    mergeAdditions: additions ? parseMergeAdditions(additions.source, additions.raw) : 'keep',
   };
 }
 

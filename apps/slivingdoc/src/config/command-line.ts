@@ -28,6 +28,7 @@ const OPTIONS = {
   'commit-retries': { type: 'string' },
   'checkpoint-packs': { type: 'string' },
   'retained-checkpoints': { type: 'string' },
+  'merge-additions': { type: 'string' },
   message: { type: 'string', short: 'm' },
   help: { type: 'boolean', short: 'h' },
 } as const satisfies ParseArgsConfig['options'];

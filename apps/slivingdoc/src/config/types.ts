@@ -29,6 +29,8 @@ export interface AppConfig {
   commitRetries: number;
   checkpointPacks: number;
   retainedCheckpoints: number;
+  /** SPEC §6: concurrent insertions at one place are kept (`keep`) or conflict (`conflict`). */
+  mergeAdditions: 'keep' | 'conflict';
 }
 
 /** What the command line asks for, once it has been validated. */

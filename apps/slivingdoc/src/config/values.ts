@@ -17,6 +17,12 @@ export function parseBoolean(source: Source, raw: string): boolean {
   throw configuration(`${source}: ${quote(raw)} is not a boolean (true, false, 1 or 0)`);
 }
 
+/** SPEC §6/§12: `--merge-additions` is exactly `keep` or `conflict`. */
+export function parseMergeAdditions(source: Source, raw: string): 'keep' | 'conflict' {
+  if (raw === 'keep' || raw === 'conflict') return raw;
+  throw configuration(`${source}: ${quote(raw)} is not keep or conflict`);
+}
+
 /** SPEC §12: integers are `[0-9]+` within their range. */
 export function parseInteger(source: Source, raw: string, min: number, max: number): number {
   const range = max === Number.MAX_SAFE_INTEGER ? `at least ${min}` : `${min}–${max}`;

@@ -27,6 +27,7 @@ export function startService(
     commitRetries: config.commitRetries,
     checkpointPacks: config.checkpointPacks,
     retainedCheckpoints: config.retainedCheckpoints,
+    mergeAdditions: config.mergeAdditions,
     logger: logging.module('engine'),
     publicationGateMs: PUBLICATION_GATE_MS,
   });

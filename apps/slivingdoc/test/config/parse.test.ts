@@ -111,6 +111,7 @@ describe('defaults', () => {
       commitRetries: 8,
       checkpointPacks: 1024,
       retainedCheckpoints: 1,
+      mergeAdditions: 'keep',
     });
   });
 
@@ -188,6 +189,21 @@ describe('precedence', () => {
     ).toMatchObject({ retainedCheckpoints: 0 });
   });
 
+  it('--merge-additions defaults to keep; the flag beats SLIVINGDOC_MERGE_ADDITIONS', async () => {
+    expect(await config(['serve'])).toMatchObject({ mergeAdditions: 'keep' });
+    expect(await config(['serve'], { SLIVINGDOC_MERGE_ADDITIONS: '' })).toMatchObject({
+      mergeAdditions: 'keep',
+    });
+    const env = { SLIVINGDOC_MERGE_ADDITIONS: 'conflict' };
+    expect(await config(['pull', 'nb'], env)).toMatchObject({ mergeAdditions: 'conflict' });
+    expect(await config(['commit', 'nb', '-m', 'x', '--merge-additions=keep'], env)).toMatchObject({
+      mergeAdditions: 'keep',
+    });
+    expect(
+      await config(['serve', '--merge-additions=keep', '--merge-additions', 'conflict']),
+    ).toMatchObject({ mergeAdditions: 'conflict' });
+  });
+
   it('--prefix= selects the bucket root; an empty SLIVINGDOC_PREFIX does not', async () => {
     expect(await config(['serve', '--prefix='])).toMatchObject({ store: { prefix: '' } });
     expect(await config(['serve'], { SLIVINGDOC_PREFIX: '' })).toMatchObject({
@@ -245,6 +261,8 @@ describe('bad values: one refusal each, exit 2', () => {
     [['--checkpoint-packs', '0'], /--checkpoint-packs: "0" is not an integer at least 1/],
     [['--checkpoint-packs', '99999999999999999999'], /is not an integer at least 1/],
     [['--retained-checkpoints', '65'], /is not an integer 0–64/],
+    [['--merge-additions', 'union'], /--merge-additions: "union" is not keep or conflict/],
+    [['--merge-additions', 'Keep'], /is not keep or conflict/],
     [['--writable', 'a::b'], /--writable: "a::b" has an empty list item/],
     [['--read-only', ':a'], /--read-only: ":a" has an empty list item/],
     [['--store-dir', 'a\u0000b'], /--store-dir: the path contains U\+0000/],
@@ -267,6 +285,7 @@ describe('bad values: one refusal each, exit 2', () => {
     'commit-retries',
     'checkpoint-packs',
     'retained-checkpoints',
+    'merge-additions',
   ])('an empty --%s is an error', async (flag) => {
     const r = await refusal(['serve', '--bucket=b1b', `--${flag}=`]);
     expect(r).toMatchObject({ what: 'configuration', reason: `--${flag}: empty value` });
@@ -280,6 +299,7 @@ describe('bad values: one refusal each, exit 2', () => {
     ['SLIVINGDOC_COMMIT_RETRIES', 'x', /SLIVINGDOC_COMMIT_RETRIES: "x" is not an integer/],
     ['SLIVINGDOC_CHECKPOINT_PACKS', '0', /SLIVINGDOC_CHECKPOINT_PACKS: "0"/],
     ['SLIVINGDOC_RETAINED_CHECKPOINTS', '100', /SLIVINGDOC_RETAINED_CHECKPOINTS/],
+    ['SLIVINGDOC_MERGE_ADDITIONS', 'both', /SLIVINGDOC_MERGE_ADDITIONS: "both" is not keep/],
     ['SLIVINGDOC_WRITABLE', 'a:', /SLIVINGDOC_WRITABLE: "a:" has an empty list item/],
     ['SLIVINGDOC_READ_ONLY', 'a::b', /SLIVINGDOC_READ_ONLY/],
     ['SLIVINGDOC_PREFIX', '/x', /SLIVINGDOC_PREFIX/],

@@ -1,4 +1,4 @@
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -44,4 +44,23 @@ export function runBin(
     ...(cwd ? { cwd } : {}),
   });
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+/** Runs the bin to completion without blocking, so many processes can run at once. */
+export function runBinAsync(args: string[], env: NodeJS.ProcessEnv): Promise<BinRun> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [bin, ...args], { env, timeout: 120_000 });
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    child.stdout.on('data', (chunk: Buffer) => out.push(chunk));
+    child.stderr.on('data', (chunk: Buffer) => err.push(chunk));
+    child.on('error', reject);
+    child.on('close', (status) =>
+      resolve({
+        status,
+        stdout: Buffer.concat(out).toString('utf8'),
+        stderr: Buffer.concat(err).toString('utf8'),
+      }),
+    );
+  });
 }

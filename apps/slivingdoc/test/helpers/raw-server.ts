@@ -69,3 +69,22 @@ export class RawServer {
     return this.stderrLines.map((line) => JSON.parse(line) as Record<string, unknown>);
   }
 }
+
+/** A `notes_*` tool result as the server sent it. */
+export type ToolResult = { structuredContent: Record<string, unknown>; isError?: boolean };
+
+/**
+ * Starts and initialises a server; returns it with its notebook directory (read from the
+ * instructions) and a `call` for tools. The caller kills it.
+ */
+export async function startNotebookServer(env: NodeJS.ProcessEnv, args: string[] = []) {
+  const server = new RawServer(args, env);
+  const init = await server.initialize();
+  const instructions = (init.result as { instructions: string }).instructions;
+  const notebookDir = /^The notebook directory is (.+?)\. Call/.exec(instructions)?.[1];
+  if (notebookDir === undefined) throw new Error('no notebook directory in the instructions');
+  let id = 1;
+  const call = async (name: string, args: object): Promise<ToolResult> =>
+    (await server.request(++id, 'tools/call', { name, arguments: args })).result as ToolResult;
+  return { server, notebookDir, call };
+}

@@ -22,3 +22,10 @@ export function firstLineEnding(text: string): '\n' | '\r\n' | undefined {
   if (lf < 0) return undefined;
   return lf > 0 && text.charCodeAt(lf - 1) === 13 ? '\r\n' : '\n';
 }
+
+/** The line's text without its LF or CRLF terminator (a lone CR stays part of the text). */
+export function lineText(line: string): string {
+  if (line.endsWith('\r\n')) return line.slice(0, -2);
+  if (line.endsWith('\n')) return line.slice(0, -1);
+  return line;
+}

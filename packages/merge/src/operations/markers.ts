@@ -1,12 +1,5 @@
-import { splitLines, toByteString } from './lines';
+import { lineText, splitLines, toByteString } from './lines';
 import { CLOSE_MARKER, type LineRange, OPEN_MARKER, SEPARATOR_MARKER } from './text-merge';
-
-/** The line's text without its LF or CRLF terminator (a lone CR stays part of the text). */
-function lineText(line: string): string {
-  if (line.endsWith('\r\n')) return line.slice(0, -2);
-  if (line.endsWith('\n')) return line.slice(0, -1);
-  return line;
-}
 
 /**
  * Complete marker blocks of SPEC §6, one-based inclusive from the `<<<<<<< local` line to the

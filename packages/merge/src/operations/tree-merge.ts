@@ -1,7 +1,7 @@
 import type { Oid } from '../model/object-format';
 import type { ObjectDb, TreeEntries } from '../storage/object-db';
 import { compareUtf8 } from './diffstat';
-import { type LineRange, mergeText, wholeFileConflict } from './text-merge';
+import { type LineRange, type MergeAdditions, mergeAdded, mergeText } from './text-merge';
 
 /** Why a path did not merge cleanly (file reasons of SPEC §3). */
 export type MergeConflictReason =
@@ -34,6 +34,11 @@ export interface Merge3Input {
    * `foldKey`). Injected so the merge engine and the path rules share one folding table.
    */
   foldKey: (path: string) => string;
+  /**
+   * Concurrent insertions at the same place of a file, and add/add of one path (SPEC §6):
+   * `keep` (default) keeps both sides without markers, `conflict` is git's rule.
+   */
+  additions?: MergeAdditions;
 }
 
 const LOCAL_SUFFIX = '~local';
@@ -48,6 +53,7 @@ export async function merge3(
   input: Merge3Input,
 ): Promise<{ result: TreeEntries; conflicts: MergeConflict[] }> {
   const { base, local, remote, db } = input;
+  const options = { additions: input.additions ?? 'keep' };
   // One side unchanged (nearly every call): the other side is the result, shared rather than
   // rebuilt path by path. Results are read-only for callers, like the inputs.
   if (sameEntries(local, base)) return { result: remote, conflicts: [] };
@@ -69,8 +75,8 @@ export async function merge3(
       const [localBytes, remoteBytes] = [await db.readBlob(l), await db.readBlob(r)];
       const text =
         a === undefined
-          ? wholeFileConflict(localBytes, remoteBytes)
-          : mergeText(await db.readBlob(a), localBytes, remoteBytes);
+          ? mergeAdded(localBytes, remoteBytes, options)
+          : mergeText(await db.readBlob(a), localBytes, remoteBytes, options);
       merged = await db.writeBlob(text.content);
       if (text.conflicts.length > 0)
         conflicts.set(path, { path, reason: 'TEXT_CONFLICT', ranges: text.conflicts });
