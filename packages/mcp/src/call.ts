@@ -27,6 +27,8 @@ export interface ToolCallContext {
   home?: string;
   /** Fresh id per call; injectable for golden tests. */
   newDiagnosticId?: () => string;
+  /** The author name of this client's commits (SPEC §9); absent: the engine's default. */
+  actor?: string;
 }
 
 /** One tool call as it arrived: the raw arguments and whether the line repeated a key. */
@@ -99,7 +101,12 @@ export async function runToolCall(call: ToolCall, ctx: ToolCallContext): Promise
     const result =
       tool === 'notes_pull'
         ? await ctx.service.pull({ path: args.path, signal })
-        : await ctx.service.commit({ message: args.message ?? '', path: args.path, signal });
+        : await ctx.service.commit({
+            message: args.message ?? '',
+            path: args.path,
+            signal,
+            ...(ctx.actor !== undefined ? { actor: ctx.actor } : {}),
+          });
     outcome = { ok: result };
   } catch (failure) {
     outcome = { failure };
