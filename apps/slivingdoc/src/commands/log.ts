@@ -19,7 +19,7 @@ export function runLog(invocation: LogInvocation): Promise<number> {
     async ({ service, color }) => {
       const history = await service.log({ path, limit: invocation.limit, stat: invocation.stat });
       return invocation.json
-        ? `${JSON.stringify(logJson(history))}\n`
+        ? `${JSON.stringify(logJson(history, invocation.stat))}\n`
         : renderLog(history, invocation, color);
     },
   );
@@ -30,7 +30,7 @@ function subjectOf(message: string): string {
 }
 
 /** The `--json` object; its field names are stable (docs/cli.md). */
-function logJson(history: HistoryResult) {
+function logJson(history: HistoryResult, stat: boolean) {
   return {
     path: history.path,
     storeGeneration: history.generation,
@@ -40,7 +40,8 @@ function logJson(history: HistoryResult) {
       actor: publication.actor,
       subject: subjectOf(publication.message),
       message: publication.message,
-      ...(publication.files === undefined ? {} : { files: publication.files }),
+      // With --stat: null when the state before it is no longer retained.
+      ...(stat ? { files: publication.files ?? null } : {}),
     })),
   };
 }
