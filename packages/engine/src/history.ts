@@ -143,7 +143,9 @@ export async function readHistory(
         increment.parent === undefined ||
         commit.parent === undefined ||
         commit.parent === increment.parent;
-      oid = last ? undefined : commit.parent;
+      // A member commit its pack does not carry (a writer that packs only the head) ends the
+      // walk: what is listed is what the store still holds.
+      oid = last || !(await ctx.db.has(commit.parent as string)) ? undefined : commit.parent;
     }
   }
   return records;
