@@ -1,5 +1,5 @@
 import { parseInvocation } from './config/parse';
-import { HELP } from './help';
+import { helpFor } from './help';
 import { asRefusal, refuse } from './runtime/refuse';
 import { VERSION } from './version';
 
@@ -9,13 +9,15 @@ import { VERSION } from './version';
  * demand.
  */
 async function main(argv: string[]): Promise<number> {
+  const os = await import('node:os');
   const invocation = await parseInvocation(argv, process.env, {
     cwd: process.cwd(),
-    home: process.env.HOME || (await import('node:os')).homedir(),
+    home: process.env.HOME || os.homedir(),
+    userName: osUserName(os),
   });
   switch (invocation.kind) {
     case 'help':
-      process.stdout.write(HELP);
+      process.stdout.write(helpFor(invocation.command));
       return 0;
     case 'version':
       process.stdout.write(`slivingdoc ${VERSION}\n`);
@@ -27,8 +29,30 @@ async function main(argv: string[]): Promise<number> {
     case 'pull':
     case 'commit':
       return (await import('./commands/sync')).runSync(invocation);
+    case 'status':
+      return (await import('./commands/status')).runStatus(invocation);
+    case 'log':
+      return (await import('./commands/log')).runLog(invocation);
+    case 'revert':
+      return (await import('./commands/revert')).runRevert(invocation);
   }
 }
+
+/** The OS user name (the CLI's default actor): the passwd entry, else `$USER`/`$LOGNAME`. */
+function osUserName(os: typeof import('node:os')): string | undefined {
+  try {
+    return os.userInfo().username;
+  } catch {
+    // A container user without a passwd entry.
+    return process.env.USER || process.env.LOGNAME || undefined;
+  }
+}
+
+// A reader that stops early (`slivingdoc pull x | head -1`) closes the pipe: the operation
+// still finishes and the exit status stays its own; only the rest of the report is dropped.
+process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+  if (error.code !== 'EPIPE') throw error;
+});
 
 main(process.argv.slice(2)).then(
   (code) => {

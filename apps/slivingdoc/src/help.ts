@@ -1,15 +1,6 @@
-/** The `-h` text: printed to stdout, exit 0 (docs/cli.md is the full reference). */
-export const HELP = `Usage: slivingdoc <command> [options]
+/** The `-h` texts: printed to stdout, exit 0 (docs/cli.md is the full reference). */
 
-One living notebook shared by many agents and humans.
-
-Commands:
-  serve, s                       run the MCP server over stdio (tools notes_pull, notes_commit)
-  pull, p <path>                 bring the notebook directory <path> up to date
-  commit, c <path> -m <message>  publish the edits in <path>
-  version, v                     print the version
-
-Options (flags override environment variables, which override defaults):
+const STORE_OPTIONS = `Store and notebook options (flags override environment variables, which override defaults):
   --bucket <name>                 S3 bucket (SLIVINGDOC_BUCKET); none: the embedded store
   --prefix <prefix>               key prefix (SLIVINGDOC_PREFIX), default slivingdoc; --prefix= is the bucket root
   --region <region>               S3 region (AWS_REGION), needs --bucket
@@ -24,9 +15,90 @@ Options (flags override environment variables, which override defaults):
   --checkpoint-packs <n>          increments before a checkpoint (SLIVINGDOC_CHECKPOINT_PACKS), default 1024
   --retained-checkpoints <0-64>   retained checkpoint chains (SLIVINGDOC_RETAINED_CHECKPOINTS), default 1
   --merge-additions <mode>        keep or conflict: concurrent insertions at one place (SLIVINGDOC_MERGE_ADDITIONS), default keep
-  -m, --message <message>         the commit message (commit only)
-  -h, --help                      print this help
+  --actor <name>                  who publishes (SLIVINGDOC_ACTOR); default: the OS user name (serve: the MCP client's name)
+  -h, --help                      print this help`;
 
-Exit codes: 0 OK, 1 domain error, 2 usage or configuration refused, 3 incompatible store.
-Logs go to stderr as JSON lines; LOG_LEVEL takes module=level pairs and a default (cli=warn,info).
+const FOOTER = `Exit codes: 0 OK, 1 domain error, 2 usage or configuration refused, 3 incompatible store.
+Logs go to stderr as JSON lines; LOG_LEVEL takes module=level pairs and a default (cli=warn,info);
+pull, commit, status, log and revert write none unless LOG_LEVEL is set.`;
+
+/** The global help. */
+export const HELP = `Usage: slivingdoc <command> [options]
+
+One living notebook shared by many agents and humans.
+
+Commands:
+  serve, s                       run the MCP server over stdio (tools notes_pull, notes_commit)
+  pull, p <path>                 bring the notebook directory <path> up to date
+  commit, c <path> -m <message>  publish the edits in <path>
+  status <path>                  unpublished changes, and how far <path> is behind the store
+  log <path>                     the latest publications: generation, time, actor, message
+  revert <path> --generation N   undo publication N, published as a new commit
+  version, v, --version, -V      print the version
+
+Run slivingdoc <command> --help for a command's own options.
+
+${STORE_OPTIONS}
+  -m, --message <message>         the commit message (commit, revert)
+
+${FOOTER}
 `;
+
+const REPORT_OPTIONS = `  -q, --quiet                     print only the first and last line of the report`;
+
+/** Each command's own help (`slivingdoc <command> --help`). */
+const COMMAND_HELP: Record<string, string> = {
+  serve: `Usage: slivingdoc serve [options]
+
+Runs the MCP server over stdio with the tools notes_pull and notes_commit. Each client's
+commits carry its clientInfo.name as their actor unless --actor is given.`,
+  pull: `Usage: slivingdoc pull <path> [options]
+
+Brings the notebook directory <path> up to date: merges its unpublished edits onto the latest
+accepted notebook and rewrites it with the result. Prints the changed files.
+
+${REPORT_OPTIONS}`,
+  commit: `Usage: slivingdoc commit <path> -m <message> [options]
+
+Publishes the edits in <path>, merged with whatever others published meanwhile.
+
+  -m, --message <message>         the commit message (required)
+${REPORT_OPTIONS}`,
+  status: `Usage: slivingdoc status <path> [options]
+
+Shows the store, the accepted generation now and the directory's baseline (how many
+publications behind), the unpublished changes, and the state: not pulled, clean, changed or
+recovery pending. Read-only: changes nothing and downloads only the store's manifest.
+
+  --json                          print one JSON object instead (docs/cli.md lists its fields)`,
+  log: `Usage: slivingdoc log <path> [options]
+
+Lists the latest publications still retained (newest first): generation, UTC time, actor and
+the first line of the message.
+
+  -n, --max-count <N>             how many publications, default 20
+  --stat                          per-file insertions and deletions
+  --full                          the whole message
+  --json                          print one JSON object instead (docs/cli.md lists its fields)`,
+  revert: `Usage: slivingdoc revert <path> --generation N [options]
+
+Undoes publication N (see slivingdoc log): merges its inverse onto the latest notebook through
+the copy at <path> and publishes it as a new commit. <path> must have no unpublished edits.
+Where later publications changed the same lines, conflict blocks are written into <path>:
+resolve them, then slivingdoc commit.
+
+  --generation <N>                the publication to undo (required)
+  -m, --message <message>         default: "Revert generation N: <its first line>"
+${REPORT_OPTIONS}`,
+  version: `Usage: slivingdoc version (also v, --version, -V)
+
+Prints slivingdoc <version>.`,
+};
+
+/** The help for `command` (its own text, then the shared options), or the global help. */
+export function helpFor(command: string | undefined): string {
+  const own = command === undefined ? undefined : COMMAND_HELP[command];
+  if (own === undefined) return HELP;
+  if (command === 'version') return `${own}\n`;
+  return `${own}\n\n${STORE_OPTIONS}\n\n${FOOTER}\n`;
+}

@@ -19,9 +19,14 @@ export interface LogLevels {
  * unknown module or level, a repeated module, two defaults, an empty item — yields
  * `malformed: true` and plain `info` everywhere, so a typo never silences the logs.
  */
-export function parseLogLevel(raw: string | undefined): { levels: LogLevels; malformed: boolean } {
+export function parseLogLevel(
+  raw: string | undefined,
+  unset: LevelOrSilent = 'info',
+): { levels: LogLevels; malformed: boolean } {
   const fallback: LogLevels = { defaultLevel: 'info', modules: {} };
-  if (raw === undefined || raw.trim() === '') return { levels: fallback, malformed: false };
+  if (raw === undefined || raw.trim() === '') {
+    return { levels: { defaultLevel: unset, modules: {} }, malformed: false };
+  }
   const levels: LogLevels = { defaultLevel: 'info', modules: {} };
   let sawDefault = false;
   for (const item of raw.split(',').map((part) => part.trim().toLowerCase())) {
@@ -57,6 +62,8 @@ export interface LoggingOptions {
   scrubCredentials: (text: string) => string;
   /** Where records go; defaults to fd 2, synchronously (nothing lost on a quick exit). */
   destination?: DestinationStream;
+  /** The level when `LOG_LEVEL` is unset or empty; default `info`. */
+  unsetLevel?: LevelOrSilent;
 }
 
 /**
@@ -65,7 +72,7 @@ export interface LoggingOptions {
  * operators, with credentials scrubbed from every string in it.
  */
 export function createLogging(options: LoggingOptions): Logging {
-  const { levels, malformed } = parseLogLevel(options.logLevel);
+  const { levels, malformed } = parseLogLevel(options.logLevel, options.unsetLevel);
   const root = pino(
     {
       level: levels.defaultLevel,

@@ -26,32 +26,51 @@ function expectRefusal(
 }
 
 describe('version and help', () => {
-  it.each(['version', 'v'])('%s prints the release version and reads no configuration', (cmd) => {
-    const env = sandboxEnv({ SLIVINGDOC_COMMIT_RETRIES: 'bad', LOG_LEVEL: 'bad=bad' });
-    expect(runBin([cmd], env)).toEqual({
-      status: 0,
-      stdout: `slivingdoc ${pkg.version}\n`,
-      stderr: '',
-    });
-  });
-
-  it.each([['-h'], ['--help'], ['serve', '-h'], ['commit', 'x', '--help']])(
-    '%j prints help to stdout',
-    (...args) => {
-      const run = runBin(args);
-      expect(run.status).toBe(0);
-      expect(run.stderr).toBe('');
-      expect(run.stdout).toMatch(/^Usage: slivingdoc <command> \[options\]\n/);
-      for (const word of [
-        'serve, s',
-        'pull, p <path>',
-        'commit, c <path> -m <message>',
-        '--bucket',
-      ]) {
-        expect(run.stdout).toContain(word);
-      }
+  it.each(['version', 'v', '--version', '-V'])(
+    '%s prints the release version and reads no configuration',
+    (cmd) => {
+      const env = sandboxEnv({ SLIVINGDOC_COMMIT_RETRIES: 'bad', LOG_LEVEL: 'bad=bad' });
+      expect(runBin([cmd], env)).toEqual({
+        status: 0,
+        stdout: `slivingdoc ${pkg.version}\n`,
+        stderr: '',
+      });
     },
   );
+
+  it.each([['-h'], ['--help']])('%j prints help to stdout', (...args) => {
+    const run = runBin(args);
+    expect(run.status).toBe(0);
+    expect(run.stderr).toBe('');
+    expect(run.stdout).toMatch(/^Usage: slivingdoc <command> \[options\]\n/);
+    for (const word of [
+      'serve, s',
+      'pull, p <path>',
+      'commit, c <path> -m <message>',
+      'status <path>',
+      'log <path>',
+      'revert <path> --generation N',
+      '--bucket',
+    ]) {
+      expect(run.stdout).toContain(word);
+    }
+  });
+
+  it.each([
+    [['serve', '-h'], 'Usage: slivingdoc serve [options]', '--actor'],
+    [['commit', 'x', '--help'], 'Usage: slivingdoc commit <path> -m <message>', '--quiet'],
+    [['pull', '--help'], 'Usage: slivingdoc pull <path>', '--quiet'],
+    [['status', '--help'], 'Usage: slivingdoc status <path>', '--json'],
+    [['log', '-h'], 'Usage: slivingdoc log <path>', '--stat'],
+    [['revert', '--help'], 'Usage: slivingdoc revert <path> --generation N', '--generation'],
+  ])('%j prints that command’s own help', (args, usageLine, option) => {
+    const run = runBin(args);
+    expect(run).toMatchObject({ status: 0, stderr: '' });
+    expect(run.stdout.startsWith(`${usageLine}`)).toBe(true);
+    expect(run.stdout).toContain(option);
+    expect(run.stdout).toContain('--bucket');
+    expect(run.stdout).not.toContain('Commands:');
+  });
 });
 
 describe('usage refusals exit 2 with one line', () => {

@@ -56,9 +56,13 @@ describe('pull and commit from the shell', () => {
       /^INVALID_REQUEST · NOT_PULLED\n.+\naction: PULL_FIRST\nretryable: false\ndiagnosticId: [0-9a-f]{16}\n$/,
     );
     expect(existsSync(missing)).toBe(false);
-    const record = JSON.parse(run.stderr.trim().split('\n').at(-1)!) as Record<string, unknown>;
+    // At the default level a domain error writes nothing to stderr but the report.
+    expect(run.stderr).toBe('');
+    // The record stays available with LOG_LEVEL.
+    const logged = runBin(['commit', missing, '-m', 'x'], { ...env, LOG_LEVEL: 'warn' });
+    const record = JSON.parse(logged.stderr.trim().split('\n').at(-1)!) as Record<string, unknown>;
     expect(record).toMatchObject({ module: 'cli', level: 'warn', outcome: 'INVALID_REQUEST' });
-    expect(run.stdout).toContain(`diagnosticId: ${record.diagnosticId}`);
+    expect(logged.stdout).toContain(`diagnosticId: ${record.diagnosticId}`);
   });
 
   it('a path outside the configured workspace root is PATH_OUTSIDE_ROOT, exit 1', () => {

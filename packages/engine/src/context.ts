@@ -40,11 +40,13 @@ export interface CallState {
   mutationStarted: boolean;
   remoteAccepted: 'yes' | 'no' | 'unknown';
   signal: AbortSignal | undefined;
+  /** The author name of the commits this call publishes (SPEC §9); absent: `slivingdoc`. */
+  actor?: string | undefined;
 }
 
 /** A new call's state. */
-export function newCall(signal: AbortSignal | undefined): CallState {
-  return { stage: 'scan', mutationStarted: false, remoteAccepted: 'no', signal };
+export function newCall(signal: AbortSignal | undefined, actor?: string): CallState {
+  return { stage: 'scan', mutationStarted: false, remoteAccepted: 'no', signal, actor };
 }
 
 /**

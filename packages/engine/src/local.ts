@@ -9,6 +9,7 @@ import { type ScannedFile, scanNotebook } from '@slivingdoc/workspace';
 import pLimit from 'p-limit';
 import type { DirContext } from './context';
 import { FAILPOINT, failpoint } from './failpoints';
+import { reportProgress } from './progress';
 
 /** L as scanned: the files with their stamps, their blob ids, and what is not notebook state. */
 export interface LocalSnapshot {
@@ -30,7 +31,16 @@ export async function scanLocal(ctx: DirContext): Promise<LocalSnapshot> {
   }
   if (unread.length > 0) {
     const limit = pLimit(READ_CONCURRENCY);
-    const contents = await Promise.all(unread.map((file) => limit(() => file.read())));
+    let read = 0;
+    const contents = await Promise.all(
+      unread.map((file) =>
+        limit(async () => {
+          const content = await file.read();
+          reportProgress('scan', ++read, unread.length);
+          return content;
+        }),
+      ),
+    );
     // One call: many new files (a first scan) become one pack instead of one object each.
     const oids = await ctx.db.writeBlobs(contents);
     unread.forEach((file, i) => {

@@ -10,6 +10,7 @@ import { type Baseline, raiseRecoveryFlag, recordBaseline } from './baseline';
 import type { CallState, DirContext } from './context';
 import { FAILPOINT, failpoint } from './failpoints';
 import { type LocalSnapshot, scanLocal } from './local';
+import { reportProgress } from './progress';
 import { threeWayMerge } from './three-way';
 
 const CONCURRENT_EDIT_ROUNDS = 4;
@@ -42,11 +43,13 @@ async function changesFor(
 
 /** Writes the changes in two halves, so the mid-materialize failpoint sees a half-written L. */
 async function writeInHalves(ctx: DirContext, changes: FileChange[]): Promise<WrittenFile[]> {
+  let done = 0;
+  const progress = { onStaged: () => reportProgress('write', ++done, changes.length) };
   const middle = Math.ceil(changes.length / 2);
-  const written = await writeChanges(ctx.dir, changes.slice(0, middle));
+  const written = await writeChanges(ctx.dir, changes.slice(0, middle), progress);
   await failpoint(ctx.cfg.failpoints, FAILPOINT.midMaterialize);
   if (middle < changes.length)
-    written.push(...(await writeChanges(ctx.dir, changes.slice(middle))));
+    written.push(...(await writeChanges(ctx.dir, changes.slice(middle), progress)));
   return written;
 }
 

@@ -171,7 +171,7 @@ export async function publishAttempt(
     { staged: true },
   );
   const head = await ctx.db.writeCommit(
-    { tree, parent: remote.current?.manifest.head, message, time },
+    { tree, parent: remote.current?.manifest.head, message, time, author: call.actor },
     { staged: true },
   );
   const proposal = await propose(ctx, remote, head);

@@ -69,7 +69,7 @@ class PackVanished extends Error {}
 const DOWNLOAD_CONCURRENCY = 32;
 const VANISHED_REREADS = 4;
 
-type PackDescriptor = CheckpointDescriptor | IncrementDescriptor;
+export type PackDescriptor = CheckpointDescriptor | IncrementDescriptor;
 
 function sha256Hex(bytes: Uint8Array): string {
   return createHash('sha256').update(bytes).digest('hex');
@@ -131,7 +131,7 @@ async function downloadPack(store: ObjectStore, descriptor: PackDescriptor): Pro
  * A verified pack: a small one downloaded; a larger one from P's cache (size + fresh hash on
  * hit) or downloaded and then cached.
  */
-async function obtainPack(ctx: DirContext, descriptor: PackDescriptor): Promise<Uint8Array> {
+export async function obtainPack(ctx: DirContext, descriptor: PackDescriptor): Promise<Uint8Array> {
   if (descriptor.size <= SMALL_PACK_BYTES) return downloadPack(ctx.cfg.store, descriptor);
   const path = join(ctx.packCacheDir, `${descriptor.sha256}.pack`);
   const cached = await cachedPack(path, descriptor);

@@ -7,7 +7,7 @@ import {
   type PathSets,
   type SuccessResult,
 } from '@slivingdoc/envelope';
-import { openObjectDb } from '@slivingdoc/merge';
+import { isValidAuthorName, openObjectDb } from '@slivingdoc/merge';
 import {
   checkMessage,
   createPathPolicy,
@@ -25,7 +25,12 @@ import { commitLocked } from './commit';
 import { type EngineConfig, resolveConfig } from './config';
 import { type CallState, type DirContext, newCall, TreeCache } from './context';
 import { classifyKnown, engineFailure, isAbort } from './errors';
+import { type PublicationRecord, readHistory } from './history';
+import { type ProgressListener, withProgress } from './progress';
 import { pullLocked } from './pull';
+import { readCurrent } from './remote';
+import { revertLocked } from './revert';
+import { type NotebookStatus, notPulledStatus, statusLocked } from './status';
 import { conflictIssues, type Entry, enterDirectory, synchronize } from './sync';
 import { mergeConflict, notPulled, resyncPending } from './verdicts';
 
@@ -33,6 +38,8 @@ import { mergeConflict, notPulled, resyncPending } from './verdicts';
 export interface PullRequest {
   path?: string;
   signal?: AbortSignal;
+  /** Told how many files were scanned and written so far (for a progress display). */
+  onProgress?: ProgressListener;
 }
 
 /** A commit request: the message is kept byte for byte. */
@@ -40,6 +47,52 @@ export interface CommitRequest {
   message: string;
   path?: string;
   signal?: AbortSignal;
+  /**
+   * The participant publishing (SPEC §9): the author name of the commit, 1–64 bytes of UTF-8
+   * without control characters, `<` or `>` (else INVALID_REQUEST · INVALID_ARGUMENTS).
+   * Absent: `slivingdoc`.
+   */
+  actor?: string;
+  /** Told how many files were scanned and written so far (for a progress display). */
+  onProgress?: ProgressListener;
+}
+
+/** A status request (read-only). */
+export interface StatusRequest {
+  path?: string;
+  signal?: AbortSignal;
+}
+
+/** A log request: the latest `limit` publications of the retained history. */
+export interface LogRequest {
+  path?: string;
+  /** How many publications, newest first (≥ 1). */
+  limit: number;
+  /** Per-file insertions and deletions of each publication. */
+  stat?: boolean;
+  signal?: AbortSignal;
+}
+
+/** The retained history as `log` returns it. */
+export interface HistoryResult {
+  /** The directory (realpath). */
+  path: string;
+  /** The manifest generation of `current` (0: the store holds no notebook yet). */
+  generation: number;
+  /** Newest first. */
+  publications: PublicationRecord[];
+}
+
+/** A revert request: undo publication `generation` (a chain position `log` lists). */
+export interface RevertRequest {
+  generation: number;
+  path?: string;
+  /** Default: `Revert generation N: <first line of N's message>`. */
+  message?: string;
+  /** As for a commit. */
+  actor?: string;
+  signal?: AbortSignal;
+  onProgress?: ProgressListener;
 }
 
 /**
@@ -54,8 +107,42 @@ export interface NotebookService {
   readonly notebookDir: string;
   pull(request: PullRequest): Promise<SuccessResult>;
   commit(request: CommitRequest): Promise<SuccessResult>;
+  /**
+   * The directory's state, its unpublished changes and how far it is behind the store.
+   * Read-only: reads `current` only, never rewrites L or records a baseline.
+   */
+  status(request: StatusRequest): Promise<NotebookStatus>;
+  /**
+   * The latest publications of the retained history, newest first (INVALID_REQUEST ·
+   * NOT_PULLED before a pull). Fetches only the packs P lacks; never rewrites L or the baseline.
+   */
+  log(request: LogRequest): Promise<HistoryResult>;
+  /**
+   * Publishes the inverse of one retained publication, merged onto R, through the directory's
+   * clean copy: OK as a commit, CONTENT_CONFLICT with markers in the copy, INVALID_REQUEST ·
+   * UNPUBLISHED_EDITS or GENERATION_NOT_RETAINED.
+   */
+  revert(request: RevertRequest): Promise<SuccessResult>;
   /** Waits for background checkpoints (bounded) and releases every lock. */
   close(): Promise<void>;
+}
+
+/** INVALID_REQUEST · INVALID_ARGUMENTS with a short reason. */
+function invalidArguments(why: string): DomainError {
+  return new DomainError({
+    code: 'INVALID_REQUEST',
+    reason: 'INVALID_ARGUMENTS',
+    message: `Invalid arguments: ${why}.`,
+  });
+}
+
+/** SPEC §9: an actor is a valid commit author name. */
+function checkActor(actor: string | undefined): void {
+  if (actor !== undefined && !isValidAuthorName(actor)) {
+    throw invalidArguments(
+      'the actor must be 1–64 bytes of UTF-8 without control characters, < or >',
+    );
+  }
 }
 
 async function realpathOrSelf(path: string): Promise<string> {
@@ -138,11 +225,12 @@ export async function createNotebookService(config: EngineConfig): Promise<Noteb
    * catalogue; an unexpected failure after L started changing is repaired and reported as
    * RECOVERY_FAILURE; before that, ENGINE_FAILED.
    */
-  async function guarded(
+  async function guarded<T>(
     dir: string,
-    signal: AbortSignal | undefined,
-    work: (ctx: DirContext, call: CallState) => Promise<SuccessResult>,
-  ): Promise<SuccessResult> {
+    request: { signal?: AbortSignal; actor?: string; onProgress?: ProgressListener },
+    work: (ctx: DirContext, call: CallState) => Promise<T>,
+  ): Promise<T> {
+    const { signal } = request;
     let ctx: DirContext;
     try {
       ctx = await contextFor(dir);
@@ -155,9 +243,9 @@ export async function createNotebookService(config: EngineConfig): Promise<Noteb
         if (isAbort(err, signal)) throw err;
         throw classifyKnown(err) ?? engineFailure(err, 'private');
       });
-    const call = newCall(signal);
+    const call = newCall(signal, request.actor);
     try {
-      const result = await work(ctx, call);
+      const result = await withProgress(request.onProgress, () => work(ctx, call));
       // A call cancelled once past the point of no return (a sent CAS) finished its work so
       // L, P and R agree; only its result is discarded (docs/interfaces.md).
       signal?.throwIfAborted();
@@ -222,13 +310,32 @@ export async function createNotebookService(config: EngineConfig): Promise<Noteb
     return enterDirectory(ctx);
   }
 
+  /** True once the directory has a state record: it was pulled (or a first pull failed midway). */
+  async function isPulled(dir: string): Promise<boolean> {
+    if ((await registry.list()).includes(dir)) return true;
+    return hasStateRecord({
+      privateRoot: cfg.privateRoot,
+      notebookDir: dir,
+      storageIdentity: cfg.store.identity,
+    });
+  }
+
+  /** `current`, with a store failure mapped onto the catalogue. */
+  async function readCurrentClassified() {
+    try {
+      return await readCurrent(cfg.store);
+    } catch (err) {
+      throw classifyKnown(err) ?? engineFailure(err, 'private');
+    }
+  }
+
   return {
     sets: policy.sets,
     notebookDir,
 
     async pull(request) {
       const dir = await resolveDir(request.path, true);
-      return guarded(dir, request.signal, async (ctx, call) => {
+      return guarded(dir, request, async (ctx, call) => {
         const entry = await enterDirectory(ctx);
         try {
           return await pullLocked(ctx, call, entry);
@@ -246,6 +353,7 @@ export async function createNotebookService(config: EngineConfig): Promise<Noteb
       const raw = request.path;
       parseRequestPath(raw, { home: cfg.home });
       checkMessage(request.message);
+      checkActor(request.actor);
       const dir = await resolveDir(raw, false);
       if (!(await registry.list()).includes(dir)) {
         // SPEC §2 order: lock, pending repair, then NOT_PULLED. Without a state record there
@@ -257,14 +365,62 @@ export async function createNotebookService(config: EngineConfig): Promise<Noteb
           storageIdentity: cfg.store.identity,
         };
         if (!(await hasStateRecord(location))) throw notPulled();
-        return guarded(dir, request.signal, async (ctx, call) => {
+        return guarded(dir, request, async (ctx, call) => {
           await repairOnEntry(ctx, call, await enterDirectory(ctx));
           throw notPulled();
         });
       }
-      return guarded(dir, request.signal, async (ctx, call) => {
+      return guarded(dir, request, async (ctx, call) => {
         const entry = await repairOnEntry(ctx, call, await enterDirectory(ctx));
         return commitLocked(ctx, call, entry, Buffer.from(request.message, 'utf8'));
+      });
+    },
+
+    async status(request) {
+      const dir = await resolveDir(request.path, false);
+      const current = await readCurrentClassified();
+      if (!(await isPulled(dir))) return notPulledStatus(dir, current?.manifest);
+      return guarded(dir, request, async (ctx) =>
+        statusLocked(ctx, await enterDirectory(ctx), current?.manifest),
+      );
+    },
+
+    async log(request) {
+      if (!Number.isSafeInteger(request.limit) || request.limit < 1) {
+        throw invalidArguments('the number of publications must be a whole number of at least 1');
+      }
+      const dir = await resolveDir(request.path, false);
+      if (!(await isPulled(dir))) throw notPulled();
+      return guarded(dir, request, async (ctx) => {
+        const current = await readCurrentClassified();
+        const publications =
+          current === undefined
+            ? []
+            : await readHistory(ctx, current.manifest, {
+                limit: request.limit,
+                stat: request.stat ?? false,
+              });
+        return {
+          path: ctx.dir,
+          generation: Number(current?.manifest.generation ?? 0n),
+          publications,
+        };
+      });
+    },
+
+    async revert(request) {
+      const raw = request.path;
+      parseRequestPath(raw, { home: cfg.home });
+      if (request.message !== undefined) checkMessage(request.message);
+      checkActor(request.actor);
+      if (!Number.isSafeInteger(request.generation) || request.generation < 1) {
+        throw invalidArguments('the generation must be a whole number of at least 1');
+      }
+      const dir = await resolveDir(raw, false);
+      if (!(await isPulled(dir))) throw notPulled();
+      return guarded(dir, request, async (ctx, call) => {
+        const entry = await repairOnEntry(ctx, call, await enterDirectory(ctx));
+        return revertLocked(ctx, call, entry, BigInt(request.generation), request.message);
       });
     },
 

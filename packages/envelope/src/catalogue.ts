@@ -12,6 +12,8 @@ export const ACTIONS = {
   FIX_ARGUMENTS: 'Correct the call’s arguments; the same call will fail again unchanged.',
   CHOOSE_PATH: 'Pass a different notebook directory (or omit path to use the server’s own).',
   PULL_FIRST: 'Call notes_pull on this directory, then notes_commit again.',
+  COMMIT_FIRST:
+    'Commit (or undo) the unpublished edits in this directory first, then run the command again.',
   EDIT_FILES:
     'Edit the listed files (resolve conflicts, remove marker blocks or unsupported files), then call again.',
   WRITE_ELSEWHERE:
@@ -85,6 +87,16 @@ export const CATALOGUE = {
         action: 'PULL_FIRST',
         retryable: false,
         when: 'notes_commit before any notes_pull of this directory',
+      },
+      UNPUBLISHED_EDITS: {
+        action: 'COMMIT_FIRST',
+        retryable: false,
+        when: 'CLI `revert` on a directory that holds unpublished edits (they are never mixed into a revert)',
+      },
+      GENERATION_NOT_RETAINED: {
+        action: 'FIX_ARGUMENTS',
+        retryable: false,
+        when: 'CLI `revert --generation N` where N is not a publication of the retained history (see `slivingdoc log`)',
       },
     },
   },

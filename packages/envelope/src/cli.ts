@@ -52,18 +52,28 @@ export function diffstatTrailer(result: {
 }
 
 /**
+ * The file lines and the trailer of a report (each line ending in LF): what `renderCliSuccess`
+ * prints below its first line, for other CLI reports (status, log --stat) to print alike.
+ */
+export function renderDiffstat(
+  result: { files: FileStat[]; filesChanged: number; insertions: number; deletions: number },
+  opts: { color: boolean },
+): string {
+  const paint = painter(opts.color);
+  return [...result.files.map((file) => fileLine(file, paint)), diffstatTrailer(result)]
+    .map((line) => `${line}\n`)
+    .join('');
+}
+
+/**
  * The CLI's success report of SPEC §12 (pull/commit), ending in LF: `OK  generation N  <path>`
  * with the path-set suffix, one line per file, then the totals trailer.
  */
 export function renderCliSuccess(result: SuccessResult, opts: { color: boolean }): string {
   const paint = painter(opts.color);
   const sets = { readOnly: result.readOnly, writable: result.writable };
-  const lines = [
-    `${paint('green', 'OK')}  generation ${result.generation}  ${successText(result.path, sets)}`,
-    ...result.files.map((file) => fileLine(file, paint)),
-    diffstatTrailer(result),
-  ];
-  return `${lines.join('\n')}\n`;
+  const first = `${paint('green', 'OK')}  generation ${result.generation}  ${successText(result.path, sets)}`;
+  return `${first}\n${renderDiffstat(result, opts)}`;
 }
 
 /**

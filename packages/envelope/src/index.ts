@@ -18,7 +18,13 @@ export {
   type RecoveryStage,
   reasonSpec,
 } from './catalogue';
-export { diffstatTrailer, renderCliError, renderCliSuccess, useColor } from './cli';
+export {
+  diffstatTrailer,
+  renderCliError,
+  renderCliSuccess,
+  renderDiffstat,
+  useColor,
+} from './cli';
 export { isDiagnosticId, newDiagnosticId } from './diagnostic-id';
 export { DomainError, type DomainErrorInit, isDomainError } from './domain-error';
 export { engineDetailFor, internalError } from './engine-detail';

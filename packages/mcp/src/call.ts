@@ -27,6 +27,8 @@ export interface ToolCallContext {
   home?: string;
   /** Fresh id per call; injectable for golden tests. */
   newDiagnosticId?: () => string;
+  /** The author name of this client's commits (SPEC §9); absent: the engine's default. */
+  actor?: string;
 }
 
 /** One tool call as it arrived: the raw arguments and whether the line repeated a key. */
@@ -43,6 +45,7 @@ type ToolHandler = (
   service: NotebookService,
   args: DecodedArguments,
   signal: AbortSignal,
+  actor: string | undefined,
 ) => Promise<SuccessResult>;
 
 /**
@@ -51,8 +54,13 @@ type ToolHandler = (
  */
 const HANDLERS: Readonly<Record<ToolName, ToolHandler>> = {
   notes_pull: (service, args, signal) => service.pull({ path: args.path, signal }),
-  notes_commit: (service, args, signal) =>
-    service.commit({ message: args.message ?? '', path: args.path, signal }),
+  notes_commit: (service, args, signal, actor) =>
+    service.commit({
+      message: args.message ?? '',
+      path: args.path,
+      signal,
+      ...(actor !== undefined ? { actor } : {}),
+    }),
 };
 
 function isToolName(name: string): name is ToolName {
@@ -120,7 +128,7 @@ export async function runToolCall(call: ToolCall, ctx: ToolCallContext): Promise
       home: ctx.home ?? homedir(),
       duplicateKeys: call.duplicateKeys,
     });
-    outcome = { ok: await HANDLERS[tool](ctx.service, args, signal) };
+    outcome = { ok: await HANDLERS[tool](ctx.service, args, signal, ctx.actor) };
   } catch (failure) {
     outcome = { failure };
   }

@@ -2,7 +2,7 @@ export { runToolCall, type ToolCall, type ToolCallContext } from './call';
 export { type CallLogger, type LoggedError, loggedError, silentLogger } from './call-log';
 export { type DecodedArguments, decodeArguments } from './decode';
 export { DuplicateKeyLedger, toolCallHasDuplicateKeys } from './duplicate-keys';
-export { createMcpServer, type McpServerOptions } from './server';
+export { actorFromClientName, createMcpServer, type McpServerOptions } from './server';
 export { StrictStdioServerTransport } from './strict-stdio';
 export {
   BASE_DESCRIPTIONS,

@@ -24,6 +24,30 @@ export interface McpServerOptions {
   home?: string;
   /** Source of per-call ids; default `newDiagnosticId` (tests inject a fixed one). */
   newDiagnosticId?: () => string;
+  /**
+   * The configured actor (`--actor`): the author name of every commit. Absent: the client's
+   * `clientInfo.name` from initialize, made a valid author name ({@link actorFromClientName}).
+   */
+  actor?: string;
+}
+
+/**
+ * The author name for a client that named itself `name` in initialize: characters an author
+ * name cannot hold (control characters, `<`, `>`) dropped, cut to 64 bytes of UTF-8 on a
+ * character boundary, blanks trimmed; `undefined` (the engine's `slivingdoc`) when nothing is left.
+ */
+export function actorFromClientName(name: string | undefined): string | undefined {
+  if (name === undefined) return undefined;
+  let kept = '';
+  for (const char of name
+    .replace(/[\p{Cc}<>]/gu, '')
+    .replace(/\p{Surrogate}/gu, '')
+    .trim()) {
+    if (Buffer.byteLength(kept + char, 'utf8') > 64) break;
+    kept += char;
+  }
+  kept = kept.trim();
+  return kept === '' ? undefined : kept;
 }
 
 /**
@@ -35,6 +59,8 @@ const RawCallToolRequestSchema = z.object({
   method: z.literal('tools/call'),
   params: z.looseObject({ name: z.string(), arguments: z.unknown().optional() }),
 });
+
+const actorOption = (actor: string | undefined) => (actor === undefined ? {} : { actor });
 
 /**
  * Builds the low-level MCP server with exactly two tools, no prompts and no resources. The
@@ -77,6 +103,7 @@ export function createMcpServer(options: McpServerOptions): Server {
         logger: options.logger ?? silentLogger,
         ...(options.home !== undefined ? { home: options.home } : {}),
         ...(options.newDiagnosticId ? { newDiagnosticId: options.newDiagnosticId } : {}),
+        ...actorOption(options.actor ?? actorFromClientName(server.getClientVersion()?.name)),
       },
     );
   });

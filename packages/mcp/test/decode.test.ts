@@ -106,8 +106,10 @@ describe('the strict decoder (SPEC §2), through the SDK client', () => {
     const { result, service } = await refusal(tool, args);
     expect(result.isError).toBeUndefined();
     const [request] = tool === 'notes_pull' ? service.pulls : service.commits;
-    const { signal, ...rest } = request as { signal?: AbortSignal };
+    const { signal, actor, ...rest } = request as { signal?: AbortSignal; actor?: string };
     expect(signal).toBeInstanceOf(AbortSignal);
+    // A commit carries the client's name (its clientInfo.name) as its actor.
+    expect(actor).toBe(tool === 'notes_pull' ? undefined : 'test');
     expect(JSON.parse(JSON.stringify(rest))).toEqual(expected);
   });
 });

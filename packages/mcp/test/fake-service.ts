@@ -38,6 +38,19 @@ export class FakeNotebookService implements NotebookService {
     return this.onCommit(request);
   }
 
+  // The adapter never calls the CLI-only operations (status, log, revert): they fail loudly.
+  status(): Promise<never> {
+    return Promise.reject(new Error('status is not on the MCP surface'));
+  }
+
+  log(): Promise<never> {
+    return Promise.reject(new Error('log is not on the MCP surface'));
+  }
+
+  revert(): Promise<never> {
+    return Promise.reject(new Error('revert is not on the MCP surface'));
+  }
+
   async close(): Promise<void> {}
 }
 

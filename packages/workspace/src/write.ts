@@ -44,9 +44,14 @@ const WRITE_CONCURRENCY = 16;
  * else with the changes before it applied (each one atomic). Touched directories are
  * fsynced before returning. Returns the stamp of every written file that still holds exactly
  * what was written when checked after publishing (a file the caller rewrote at once is left
- * out), so the caller can record it in the stat cache without reading it back.
+ * out), so the caller can record it in the stat cache without reading it back. `onStaged` is
+ * told after each file's content is written (the bulk of the work), for a progress display.
  */
-export async function writeChanges(dir: string, changes: FileChange[]): Promise<WrittenFile[]> {
+export async function writeChanges(
+  dir: string,
+  changes: FileChange[],
+  opts: { onStaged?: () => void } = {},
+): Promise<WrittenFile[]> {
   for (const change of changes) {
     const reason = checkNotebookPath(change.path);
     if (reason) throw new InvalidChangeError(change.path, reason);
@@ -60,7 +65,7 @@ export async function writeChanges(dir: string, changes: FileChange[]): Promise<
     await tree.removeEmptied(deletions.map((change) => parentOf(change.path)));
     const writes = ordered.filter((change) => change.content !== null);
     const written: WrittenFile[] = [];
-    const staged = await stageAll(tree, writes);
+    const staged = await stageAll(tree, writes, opts.onStaged);
     try {
       for (const [i, change] of writes.entries()) {
         const temp = staged[i] as StagedFile;
@@ -140,7 +145,11 @@ interface StagedFile {
  * Writes every change's temp file (parents created first, in order, so no two writers race
  * on one directory), {@link WRITE_CONCURRENCY} at a time. On failure, removes those written.
  */
-async function stageAll(tree: DirTree, writes: FileChange[]): Promise<StagedFile[]> {
+async function stageAll(
+  tree: DirTree,
+  writes: FileChange[],
+  onStaged: (() => void) | undefined,
+): Promise<StagedFile[]> {
   for (const change of writes)
     await tree.open(parentOf(change.path), true).catch(concurrentEdit(change.path));
   const staged: (StagedFile | undefined)[] = new Array(writes.length);
@@ -150,6 +159,7 @@ async function stageAll(tree: DirTree, writes: FileChange[]): Promise<StagedFile
       const i = next++;
       const change = writes[i] as FileChange;
       staged[i] = await stage(tree, change, change.content as Uint8Array);
+      onStaged?.();
     }
   };
   const workers = Array.from({ length: Math.min(WRITE_CONCURRENCY, writes.length) }, worker);

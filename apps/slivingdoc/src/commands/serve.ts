@@ -40,6 +40,8 @@ export async function runServe(config: AppConfig): Promise<number> {
     logger: logging.module('mcp'),
     scrubber,
     duplicateKeys: transport.duplicateKeys,
+    // Without --actor / SLIVINGDOC_ACTOR, each client's clientInfo.name is its actor.
+    ...(config.actor !== undefined ? { actor: config.actor } : {}),
   });
   const shutdown = createShutdown(
     {

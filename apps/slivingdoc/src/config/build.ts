@@ -1,3 +1,4 @@
+import { DEFAULT_ACTOR, isValidActor } from '@slivingdoc/engine';
 import { createPathPolicy, PathSetError } from '@slivingdoc/policy';
 import type { CommandLine, FlagName, Flags } from './command-line';
 import { defaultPrivateRoot, defaultStoreDir, overlaps } from './paths';
@@ -27,14 +28,73 @@ export function buildInvocation(
   env: NodeJS.ProcessEnv,
   context: ParseContext,
 ): Invocation {
+  const { flags } = commandLine;
   if (commandLine.kind === 'serve') {
-    return { kind: 'serve', config: buildConfig(commandLine.flags, env, context, undefined) };
+    return { kind: 'serve', config: buildConfig(flags, env, context, undefined) };
   }
   const path = resolveUserPath('path', commandLine.path, context.cwd, context.home);
-  const config = buildConfig(commandLine.flags, env, context, path);
-  return commandLine.kind === 'pull'
-    ? { kind: 'pull', path, config }
-    : { kind: 'commit', path, message: commandLine.message, config };
+  const config = buildConfig(flags, env, context, path);
+  const quiet = flags.quiet ?? false;
+  switch (commandLine.kind) {
+    case 'pull':
+      return { kind: 'pull', path, config, quiet };
+    case 'commit':
+      return { kind: 'commit', path, message: commandLine.message, config, quiet };
+    case 'status':
+      return { kind: 'status', path, config, json: flags.json ?? false };
+    case 'log':
+      return {
+        kind: 'log',
+        path,
+        config,
+        json: flags.json ?? false,
+        limit:
+          flags['max-count'] === undefined
+            ? 20
+            : parseInteger('-n', flags['max-count'], 1, Number.MAX_SAFE_INTEGER),
+        stat: flags.stat ?? false,
+        full: flags.full ?? false,
+      };
+    case 'revert':
+      return {
+        kind: 'revert',
+        path,
+        config,
+        generation: parseInteger(
+          '--generation',
+          flags.generation ?? '',
+          1,
+          Number.MAX_SAFE_INTEGER,
+        ),
+        message: flags.message,
+        quiet,
+      };
+  }
+}
+
+/**
+ * SPEC §12: `--actor`, else `SLIVINGDOC_ACTOR`, else (CLI) the OS user name. A configured value
+ * must be a valid author name; an OS user name that is not one falls back to `slivingdoc`.
+ * `serve` without one leaves it to each MCP client's name.
+ */
+function resolveActor(
+  flags: Flags,
+  env: NodeJS.ProcessEnv,
+  context: ParseContext,
+  serve: boolean,
+): string | undefined {
+  const setting = pick(flags, env, 'actor', 'SLIVINGDOC_ACTOR');
+  if (setting !== undefined) {
+    if (!isValidActor(setting.raw)) {
+      throw configuration(
+        `${setting.source}: not a valid actor (1–64 bytes of UTF-8, no control characters, < or >)`,
+      );
+    }
+    return setting.raw;
+  }
+  if (serve) return undefined;
+  const user = context.userName;
+  return user !== undefined && isValidActor(user) ? user : DEFAULT_ACTOR;
 }
 
 /** SPEC §12: an empty environment value counts as unset. */
@@ -133,6 +193,7 @@ function buildConfig(
       64,
     ),
     mergeAdditions: additions ? parseMergeAdditions(additions.source, additions.raw) : 'keep',
+    actor: resolveActor(flags, env, context, commandPath === undefined),
   };
 }
 

@@ -9,9 +9,28 @@ const COMMANDS = {
   p: 'pull',
   commit: 'commit',
   c: 'commit',
+  status: 'status',
+  log: 'log',
+  revert: 'revert',
   version: 'version',
   v: 'version',
+  '--version': 'version',
+  '-V': 'version',
 } as const;
+
+/** A command's canonical name. */
+export type CommandName = (typeof COMMANDS)[keyof typeof COMMANDS];
+
+/** Options that only some commands take (all others apply to every path command and serve). */
+const ONLY: Partial<Record<FlagName, readonly CommandName[]>> = {
+  message: ['commit', 'revert'],
+  quiet: ['pull', 'commit', 'revert'],
+  json: ['status', 'log'],
+  'max-count': ['log'],
+  stat: ['log'],
+  full: ['log'],
+  generation: ['revert'],
+};
 
 /** Every option of SPEC §12, plus `-m` (commit) and `-h`. */
 const OPTIONS = {
@@ -29,7 +48,14 @@ const OPTIONS = {
   'checkpoint-packs': { type: 'string' },
   'retained-checkpoints': { type: 'string' },
   'merge-additions': { type: 'string' },
+  actor: { type: 'string' },
   message: { type: 'string', short: 'm' },
+  quiet: { type: 'boolean', short: 'q' },
+  json: { type: 'boolean' },
+  'max-count': { type: 'string', short: 'n' },
+  stat: { type: 'boolean' },
+  full: { type: 'boolean' },
+  generation: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const satisfies ParseArgsConfig['options'];
 
@@ -40,10 +66,10 @@ export type FlagName = keyof typeof OPTIONS;
 
 /** The command line's shape, before any value is interpreted. */
 export type CommandLine =
-  | { kind: 'help' }
+  | { kind: 'help'; command?: CommandName }
   | { kind: 'version' }
   | { kind: 'serve'; flags: Flags }
-  | { kind: 'pull'; flags: Flags; path: string }
+  | { kind: 'pull' | 'status' | 'log' | 'revert'; flags: Flags; path: string }
   | { kind: 'commit'; flags: Flags; path: string; message: string };
 
 /**
@@ -53,15 +79,14 @@ export type CommandLine =
 export function parseCommandLine(argv: readonly string[]): CommandLine {
   const [first, ...rest] = argv;
   if (first === '-h' || first === '--help') return { kind: 'help' };
-  if (first === undefined) throw usage('no command given (serve, pull, commit or version)');
+  const known = 'serve, pull, commit, status, log, revert or version';
+  if (first === undefined) throw usage(`no command given (${known})`);
   const command = Object.hasOwn(COMMANDS, first)
     ? COMMANDS[first as keyof typeof COMMANDS]
     : undefined;
-  if (command === undefined) {
-    throw usage(`unknown command ${quote(first)} (serve, pull, commit or version)`);
-  }
+  if (command === undefined) throw usage(`unknown command ${quote(first)} (${known})`);
   const { values: flags, positionals, tokens } = parseFlags(rest);
-  if (flags.help) return { kind: 'help' };
+  if (flags.help) return { kind: 'help', command };
   if (command === 'version') {
     if (rest.length > 0) throw usage('version takes no arguments');
     return { kind: 'version' };
@@ -71,8 +96,10 @@ export function parseCommandLine(argv: readonly string[]): CommandLine {
       throw configuration(`${token.rawName}: empty value`);
     }
   }
-  if (command !== 'commit' && flags.message !== undefined) {
-    throw usage('-m/--message applies only to commit');
+  for (const [flag, commands] of Object.entries(ONLY)) {
+    if (flags[flag as FlagName] !== undefined && !commands.includes(command)) {
+      throw usage(`--${flag} applies only to ${commands.join(' and ')}`);
+    }
   }
   if (command === 'serve') {
     if (positionals.length > 0) throw usage('serve takes no path');
@@ -83,9 +110,14 @@ export function parseCommandLine(argv: readonly string[]): CommandLine {
   }
   const path = positionals[0]!;
   if (path === '') throw usage(`${command}: the path is empty`);
-  if (command === 'pull') return { kind: 'pull', flags, path };
-  if (flags.message === undefined) throw usage('commit needs -m <message>');
-  return { kind: 'commit', flags, path, message: flags.message };
+  if (command === 'commit') {
+    if (flags.message === undefined) throw usage('commit needs -m <message>');
+    return { kind: 'commit', flags, path, message: flags.message };
+  }
+  if (command === 'revert' && flags.generation === undefined) {
+    throw usage('revert needs --generation <N> (see slivingdoc log)');
+  }
+  return { kind: command, flags, path };
 }
 
 function parseFlags(args: string[]) {

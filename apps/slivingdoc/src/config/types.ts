@@ -31,15 +31,44 @@ export interface AppConfig {
   retainedCheckpoints: number;
   /** SPEC §6: concurrent insertions at one place are kept (`keep`) or conflict (`conflict`). */
   mergeAdditions: 'keep' | 'conflict';
+  /**
+   * The author name of the commits this process publishes (`--actor`, `SLIVINGDOC_ACTOR`, for
+   * the CLI else the OS user name). Undefined only for `serve` without one: each MCP client's
+   * `clientInfo.name` is used.
+   */
+  actor: string | undefined;
 }
 
 /** What the command line asks for, once it has been validated. */
 export type Invocation =
-  | { kind: 'help' }
+  | { kind: 'help'; command?: string }
   | { kind: 'version' }
   | { kind: 'serve'; config: AppConfig }
-  | { kind: 'pull'; path: string; config: AppConfig }
-  | { kind: 'commit'; path: string; message: string; config: AppConfig };
+  | { kind: 'pull'; path: string; config: AppConfig; quiet: boolean }
+  | { kind: 'commit'; path: string; message: string; config: AppConfig; quiet: boolean }
+  | { kind: 'status'; path: string; config: AppConfig; json: boolean }
+  | {
+      kind: 'log';
+      path: string;
+      config: AppConfig;
+      json: boolean;
+      /** How many publications (`-n`), default 20. */
+      limit: number;
+      stat: boolean;
+      /** Whole messages instead of their first line. */
+      full: boolean;
+    }
+  | {
+      kind: 'revert';
+      path: string;
+      config: AppConfig;
+      generation: number;
+      message: string | undefined;
+      quiet: boolean;
+    };
+
+/** The invocations that address one notebook directory. */
+export type PathInvocation = Extract<Invocation, { path: string }>;
 
 /**
  * A startup refusal: rendered as the one stderr line `slivingdoc: <what> — <reason>`.
@@ -58,4 +87,6 @@ export interface Refusal {
 export interface ParseContext {
   cwd: string;
   home: string;
+  /** The OS user name, the CLI's default actor (undefined: none could be found). */
+  userName?: string | undefined;
 }

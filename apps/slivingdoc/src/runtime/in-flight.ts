@@ -7,7 +7,7 @@ export interface TrackedService {
   drain(deadline: Promise<void>): Promise<boolean>;
 }
 
-/** Wraps pull and commit to track in-flight calls; everything else passes through. */
+/** Wraps every operation to track in-flight calls; everything else passes through. */
 export function trackInFlight(inner: NotebookService): TrackedService {
   const running = new Set<Promise<unknown>>();
   const track = <T>(call: Promise<T>): Promise<T> => {
@@ -25,6 +25,9 @@ export function trackInFlight(inner: NotebookService): TrackedService {
     },
     pull: (request) => track(inner.pull(request)),
     commit: (request) => track(inner.commit(request)),
+    status: (request) => track(inner.status(request)),
+    log: (request) => track(inner.log(request)),
+    revert: (request) => track(inner.revert(request)),
     close: () => inner.close(),
   };
   return {

@@ -54,14 +54,17 @@ describe('commands and usage', () => {
   });
 
   it('-h and --help print help wherever they appear after the command', async () => {
-    for (const argv of [
-      ['-h'],
-      ['--help'],
-      ['serve', '-h'],
-      ['pull', 'x', '--help'],
-      ['v', '-h'],
-    ]) {
-      expect(await parse(argv)).toEqual({ kind: 'help' });
+    for (const [argv, command] of [
+      [['-h'], undefined],
+      [['--help'], undefined],
+      [['serve', '-h'], 'serve'],
+      [['pull', 'x', '--help'], 'pull'],
+      [['log', '--help'], 'log'],
+      [['v', '-h'], 'version'],
+    ] as const) {
+      expect(await parse([...argv])).toEqual(
+        command === undefined ? { kind: 'help' } : { kind: 'help', command },
+      );
     }
   });
 

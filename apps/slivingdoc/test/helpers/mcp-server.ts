@@ -33,17 +33,19 @@ export class McpServerProcess {
     readonly transport: StdioClientTransport,
   ) {}
 
-  static async start(args: string[], env: NodeJS.ProcessEnv): Promise<McpServerProcess> {
+  /** `clientName` is the client's `clientInfo.name` (the default actor of its commits). */
+  static async start(
+    args: string[],
+    env: NodeJS.ProcessEnv,
+    clientName = 'envelope-e2e',
+  ): Promise<McpServerProcess> {
     const transport = new StdioClientTransport({
       command: process.execPath,
       args: [bin, 'serve', ...args],
       env: env as Record<string, string>,
       stderr: 'pipe',
     });
-    const server = new McpServerProcess(
-      new Client({ name: 'envelope-e2e', version: '0' }),
-      transport,
-    );
+    const server = new McpServerProcess(new Client({ name: clientName, version: '0' }), transport);
     const decoder = new StringDecoder('utf8');
     transport.stderr?.on('data', (chunk: Buffer) => {
       const parts = (server.#stderrRest + decoder.write(chunk)).split('\n');

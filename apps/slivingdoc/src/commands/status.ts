@@ -1,0 +1,76 @@
+import type { NotebookState, NotebookStatus } from '@slivingdoc/engine';
+import { createScrubber, renderDiffstat } from '@slivingdoc/envelope';
+import type { Invocation } from '../config/types';
+import { describeStore, type StoreDescription } from '../report/store';
+import { plural } from '../report/text';
+import { runOneShot } from '../runtime/one-shot';
+
+const STATE_TEXT: Record<NotebookState, string> = {
+  'not-pulled': 'not pulled',
+  clean: 'clean',
+  changed: 'changed',
+  'recovery-pending': 'recovery pending',
+};
+
+const STATE_COLOUR: Record<NotebookState, string> = {
+  'not-pulled': '\x1b[33m',
+  clean: '\x1b[32m',
+  changed: '\x1b[33m',
+  'recovery-pending': '\x1b[31m',
+};
+
+/**
+ * `slivingdoc status <path> [--json]`: read-only. Skips the store's compatibility probe (it
+ * writes) and downloads nothing but `current`.
+ */
+export function runStatus(invocation: Extract<Invocation, { kind: 'status' }>): Promise<number> {
+  const { path, config } = invocation;
+  const store = describeStore(config.store, createScrubber({ env: process.env }).text);
+  return runOneShot(
+    invocation,
+    { probe: false, quiet: false, progress: false },
+    async ({ service, color }) => {
+      const status = await service.status({ path });
+      return invocation.json
+        ? `${JSON.stringify(statusJson(status, store))}\n`
+        : renderStatus(status, store, color);
+    },
+  );
+}
+
+/** The `--json` object; its field names are stable (docs/cli.md). */
+function statusJson(status: NotebookStatus, store: StoreDescription) {
+  return {
+    path: status.path,
+    state: status.state,
+    store,
+    storeGeneration: status.storeGeneration,
+    baselineGeneration: status.baselineGeneration,
+    behind: status.behind,
+    filesChanged: status.filesChanged,
+    insertions: status.insertions,
+    deletions: status.deletions,
+    files: status.files,
+    unsupported: status.unsupported.map(({ path, reason }) => ({ path, reason })),
+  };
+}
+
+function renderStatus(status: NotebookStatus, store: StoreDescription, color: boolean): string {
+  const state = STATE_TEXT[status.state];
+  const lines = [
+    `${color ? `${STATE_COLOUR[status.state]}${state}\x1b[0m` : state}  ${status.path}`,
+    `  store     ${store.kind}  ${store.location}${store.endpoint ? `  ${store.endpoint}` : ''}  prefix ${store.prefix === '' ? '(bucket root)' : store.prefix}`,
+    `  accepted  generation ${status.storeGeneration}`,
+    status.baselineGeneration === null
+      ? '  baseline  none: run slivingdoc pull on this directory'
+      : `  baseline  generation ${status.baselineGeneration}${status.behind ? ` (${plural(status.behind, 'publication', 'publications')} behind)` : ' (up to date)'}`,
+  ];
+  if (status.state === 'recovery-pending') {
+    lines.push('  an interrupted operation left a repair pending: the next pull or commit runs it');
+  }
+  for (const { path, reason } of status.unsupported) {
+    lines.push(`  ${path}  not notebook state (${reason})`);
+  }
+  const head = `${lines.join('\n')}\n`;
+  return status.state === 'not-pulled' ? head : head + renderDiffstat(status, { color });
+}

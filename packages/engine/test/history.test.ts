@@ -1,0 +1,116 @@
+/**
+ * The retained history as `log` and `revert` see it when one increment holds several chained
+ * commits (a group commit publishes one increment with one commit per member, SPEC §9). The
+ * increment is built by hand: one pack holding both members' objects.
+ */
+import { createHash } from 'node:crypto';
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createIncrementPack, importPack, openObjectDb } from '@slivingdoc/merge';
+import {
+  appendIncrement,
+  CURRENT_KEY,
+  createMemoryStore,
+  decodeManifest,
+  encodeManifest,
+  newUuidV7,
+} from '@slivingdoc/store';
+import { describe, expect, it } from 'vitest';
+// The pack codec itself (not exported by the package): it assembles one pack from two.
+import type { GitObject as PackObject } from '../../merge/src/model/object-format';
+import { encodePack, scanPack } from '../../merge/src/model/pack-format';
+import { participant } from './helpers';
+
+describe('the retained history of a group increment', () => {
+  it('lists every member commit with the increment’s generation; revert undoes the whole increment', async () => {
+    const store = createMemoryStore();
+    const alice = await participant(store);
+    await alice.service.pull({});
+    await writeFile(join(alice.dir, 'plan.md'), 'goal\n');
+    await alice.service.commit({ message: 'Plan', actor: 'alice' });
+
+    // One increment with two chained commits, as the holder of a group turn publishes it.
+    const current = await store.get(CURRENT_KEY);
+    const manifest = decodeManifest(current!.body);
+    const db = await openObjectDb({ gitdir: await mkdtemp(join(tmpdir(), 'history-db-')) });
+    const checkpoint = await store.get(manifest.checkpoint.key);
+    await importPack(db, checkpoint!.body);
+    const base = await db.readCommit(manifest.head);
+    const baseEntries = await db.readTree(base.tree);
+    const member = async (parent: string, path: string, text: string, author: string) => {
+      const entries = new Map(await db.readTree((await db.readCommit(parent)).tree));
+      entries.set(path, await db.writeBlob(Buffer.from(text)));
+      const tree = await db.writeTree(entries);
+      const message = Buffer.from(`${author} writes ${path}`);
+      return db.writeCommit({ tree, parent, message, time: 1_800_000_000, author });
+    };
+    expect(baseEntries.size).toBe(1);
+    const first = await member(manifest.head, 'a.md', 'from a\n', 'agent-a');
+    const second = await member(first, 'b.md', 'from b\nsecond\n', 'agent-b');
+    const pack = encodePack(
+      [
+        await createIncrementPack(db, { head: first, parentHead: manifest.head }),
+        await createIncrementPack(db, { head: second, parentHead: first }),
+      ].flatMap((bytes) => scanPack(bytes).entries.map((entry) => entry.object as PackObject)),
+    );
+    const publication = newUuidV7();
+    const next = appendIncrement(manifest, {
+      head: second,
+      sha256: createHash('sha256').update(pack).digest('hex'),
+      size: BigInt(pack.byteLength),
+      publication,
+    });
+    const key = next.increments.at(-1)!.key;
+    await store.putImmutable(key, pack, {});
+    await store.replaceIfMatch(CURRENT_KEY, encodeManifest(next), current!.etag);
+
+    const history = await alice.service.log({ limit: 10, stat: true });
+    expect(history.generation).toBe(2);
+    expect(
+      history.publications.map(({ generation, actor, message, files }) => ({
+        generation,
+        actor,
+        message,
+        files,
+      })),
+    ).toEqual([
+      {
+        generation: 2,
+        actor: 'agent-b',
+        message: 'agent-b writes b.md',
+        files: [{ path: 'b.md', insertions: 2, deletions: 0 }],
+      },
+      {
+        generation: 2,
+        actor: 'agent-a',
+        message: 'agent-a writes a.md',
+        files: [{ path: 'a.md', insertions: 1, deletions: 0 }],
+      },
+      {
+        generation: 1,
+        actor: 'alice',
+        message: 'Plan',
+        files: [{ path: 'plan.md', insertions: 1, deletions: 0 }],
+      },
+    ]);
+    expect((await alice.service.log({ limit: 2 })).publications).toHaveLength(2);
+
+    // Status before and after: behind by the one increment, nothing written.
+    expect(await alice.service.status({})).toMatchObject({ state: 'clean', behind: 1 });
+    const reverted = await alice.service.revert({ generation: 2, actor: 'alice' });
+    expect(reverted.generation).toBe(3);
+    // Both members' files go, measured against R as a commit's diffstat is.
+    expect(reverted.files).toEqual([
+      { path: 'a.md', insertions: 0, deletions: 1 },
+      { path: 'b.md', insertions: 0, deletions: 2 },
+    ]);
+    await expect(readFile(join(alice.dir, 'a.md'))).rejects.toThrow();
+    const [latest] = (await alice.service.log({ limit: 1 })).publications;
+    expect(latest).toMatchObject({
+      generation: 3,
+      actor: 'alice',
+      message: 'Revert generation 2: agent-b writes b.md',
+    });
+  });
+});
