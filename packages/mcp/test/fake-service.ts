@@ -38,6 +38,10 @@ export class FakeNotebookService implements NotebookService {
     return this.onCommit(request);
   }
 
+  async localChanges(): Promise<{ managed: string[]; unpublished: string[] }> {
+    return { managed: [], unpublished: [] };
+  }
+
   async close(): Promise<void> {}
 }
 

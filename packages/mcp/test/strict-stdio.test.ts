@@ -100,8 +100,8 @@ describe('StrictStdioServerTransport', () => {
     expect((await response(4)).error?.code).toBe(-32602);
   });
 
-  it('handles CRLF, split chunks and several messages per chunk; reports unparsable lines', async () => {
-    const { write, response, errors } = await stdioServer();
+  it('handles CRLF, split chunks and several messages per chunk; answers unparsable lines', async () => {
+    const { write, response, errors, lines } = await stdioServer();
     const line = call(5, '{"path":""}', 'notes_pull');
     const other = call(6, '{}', 'notes_pull');
     write(`not json\r\n${line.slice(0, 20)}`);
@@ -111,7 +111,10 @@ describe('StrictStdioServerTransport', () => {
       path: '/w/nb',
     });
     expect((await response(6)).result?.structuredContent).toMatchObject({ code: 'OK' });
-    expect(errors).toHaveLength(1);
+    expect(lines.filter((l) => l.id === null)).toEqual([
+      { jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error' } },
+    ]);
+    expect(errors).toEqual([]);
   });
 });
 

@@ -25,6 +25,7 @@ export function trackInFlight(inner: NotebookService): TrackedService {
     },
     pull: (request) => track(inner.pull(request)),
     commit: (request) => track(inner.commit(request)),
+    localChanges: () => inner.localChanges(),
     close: () => inner.close(),
   };
   return {

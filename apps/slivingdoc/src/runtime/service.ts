@@ -1,4 +1,9 @@
-import { createNotebookService, type NotebookService } from '@slivingdoc/engine';
+import {
+  createNotebookService,
+  FAILPOINTS_ENV,
+  failpointsFromEnv,
+  type NotebookService,
+} from '@slivingdoc/engine';
 import type { ObjectStore } from '@slivingdoc/store';
 import type { AppConfig } from '../config/types';
 import type { Logging } from '../logging';
@@ -29,5 +34,7 @@ export function startService(
     retainedCheckpoints: config.retainedCheckpoints,
     logger: logging.module('engine'),
     publicationGateMs: PUBLICATION_GATE_MS,
+    // The engine never reads the environment; the app arms the test failpoints from it.
+    failpoints: failpointsFromEnv(process.env[FAILPOINTS_ENV]),
   });
 }
