@@ -50,6 +50,8 @@ export async function runServe(config: AppConfig): Promise<number> {
   try {
     session = await startSession(config, roots, await storeReady, transport);
   } catch (error) {
+    // Stop reading stdin, or it keeps the process alive after the refusal.
+    await transport.close();
     if (roots.session) await settleSessionDir(roots.session, false, undefined);
     return refuse(asRefusal(error), scrubber);
   }
