@@ -14,8 +14,12 @@ export class RawServer {
   #stderrRest = '';
   #waiters: (() => void)[] = [];
 
-  constructor(args: string[] = [], env: NodeJS.ProcessEnv = sandboxEnv()) {
-    this.child = spawn(process.execPath, [bin, 'serve', ...args], { env });
+  constructor(
+    args: string[] = [],
+    env: NodeJS.ProcessEnv = sandboxEnv(),
+    options: { cwd?: string } = {},
+  ) {
+    this.child = spawn(process.execPath, [bin, 'serve', ...args], { env, ...options });
     this.child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
       const parts = (this.#stdoutRest + chunk).split('\n');
       this.#stdoutRest = parts.pop() ?? '';
