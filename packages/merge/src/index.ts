@@ -18,7 +18,6 @@ export {
 export { findMarkerBlocks } from './markers';
 export {
   type ObjectDb,
-  openMemoryObjectDb,
   openObjectDb,
   type StageOption,
   type TreeEntries,

@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type * as NodeFs from 'node:fs';
 import * as git from 'isomorphic-git';
-import { createFsFromVolume, Volume } from 'memfs';
 import { type CommitData, decodeCommit, encodeCommit } from './commitCodec';
 import { CommitFormatError, ObjectMissingError, TreeError } from './errors';
 import { type CachedObject, ObjectCache } from './objectCache';
@@ -86,11 +85,12 @@ const CACHE_LIMIT_BYTES = 64 * 1024 * 1024;
 /** Staged bytes above which staging writes everything at once, bounding the memory it holds. */
 const STAGED_LIMIT_BYTES = 32 * 1024 * 1024;
 
-type GitFs = Parameters<typeof git.readObject>[0]['fs'];
+/** The file system shape isomorphic-git works on. */
+export type GitFs = Parameters<typeof git.readObject>[0]['fs'];
 
 /**
  * The one implementation of {@link ObjectDb}: isomorphic-git's object storage over a file
- * system (Node's for P on disk, memfs for the in-memory variant), so both variants share every
+ * system (Node's for P on disk, memfs for the in-memory test variant in `testing.ts`), so both variants share every
  * code path. Objects are encoded and hashed here (Node's zlib and crypto are several times
  * faster than isomorphic-git's pako path) and handed to `writeObject` pre-deflated.
  */
@@ -446,13 +446,6 @@ export async function openObjectDb(opts: { gitdir: string }): Promise<ObjectDb> 
   const fs = privateModeFs();
   await fs.promises.mkdir(`${opts.gitdir}/objects/pack`, { recursive: true });
   return new GitObjectDb(fs as unknown as GitFs, opts.gitdir);
-}
-
-/** An object database held entirely in memory (tests, throwaway merges). */
-export function openMemoryObjectDb(): ObjectDb {
-  const fs = createFsFromVolume(new Volume());
-  fs.mkdirSync('/git/objects/pack', { recursive: true });
-  return new GitObjectDb(fs as unknown as GitFs, '/git');
 }
 
 /** The concrete database behind an {@link ObjectDb} from this package. */

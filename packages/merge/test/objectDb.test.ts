@@ -1,3 +1,4 @@
+import { openMemoryObjectDb } from '../src/testing';
 import { readFileSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
@@ -5,7 +6,6 @@ import {
   CommitFormatError,
   type ObjectDb,
   ObjectMissingError,
-  openMemoryObjectDb,
   openObjectDb,
   TreeError,
 } from '../src/index';

@@ -1,3 +1,4 @@
+import { openMemoryObjectDb } from '../src/testing';
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import { createFsFromVolume, Volume } from 'memfs';
@@ -8,7 +9,6 @@ import {
   createIncrementPack,
   importPack,
   type ObjectDb,
-  openMemoryObjectDb,
   openObjectDb,
   PackError,
   verifyClosure,

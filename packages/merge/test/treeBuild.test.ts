@@ -1,5 +1,6 @@
+import { openMemoryObjectDb } from '../src/testing';
 import { describe, expect, it } from 'vitest';
-import { type ObjectDb, type Oid, openMemoryObjectDb, TreeError } from '../src/index';
+import { type ObjectDb, type Oid, TreeError } from '../src/index';
 import { gitDbOf } from '../src/objectDb';
 import { rebuildTree, type TreeIo } from '../src/treeBuild';
 import { utf8 } from './gitOracle';

@@ -1,3 +1,4 @@
+import { openMemoryObjectDb } from '../src/testing';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
@@ -6,7 +7,6 @@ import {
   merge3,
   mergeText,
   type ObjectDb,
-  openMemoryObjectDb,
   type TreeEntries,
 } from '../src/index';
 import { testFoldKey, text, utf8 } from './gitOracle';

@@ -1,9 +1,9 @@
+import { openMemoryObjectDb } from '@slivingdoc/merge/testing';
 import {
   diffstat,
   findMarkerBlocks,
   lineDiffStat,
   mergeText,
-  openMemoryObjectDb,
 } from '@slivingdoc/merge';
 import fc from 'fast-check';
 
