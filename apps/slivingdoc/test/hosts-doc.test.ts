@@ -137,12 +137,15 @@ function localS3(): Record<string, string> {
  * bin, `${workspaceFolder}` (VS Code, Cursor) and `$PWD` (the shell) the project; S3 settings point at the local S3 server (the
  * page's own values are examples). Runs the page's setup steps first.
  */
+// biome-ignore lint/suspicious/noTemplateCurlyInString: VS Code's and Cursor's variable, not a template
+const WORKSPACE_FOLDER = '${workspaceFolder}';
+
 function startConfigured(configured: Configured, project: string): RawServer {
   expect(configured.command).toBe('npx');
   expect(configured.args.slice(0, 3)).toEqual(['-y', 'slivingdoc', 'serve']);
   const args = configured.args
     .slice(3)
-    .map((arg) => arg.replaceAll('${workspaceFolder}', project).replaceAll('$PWD', project));
+    .map((arg) => arg.replaceAll(WORKSPACE_FOLDER, project).replaceAll('$PWD', project));
   for (const step of configured.setup) {
     expect(step).toBe('mkdir -p notes');
     mkdirSync(join(project, 'notes'), { recursive: true });

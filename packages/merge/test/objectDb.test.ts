@@ -1,4 +1,3 @@
-import { openMemoryObjectDb } from '../src/testing';
 import { readFileSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
@@ -9,6 +8,7 @@ import {
   openObjectDb,
   TreeError,
 } from '../src/index';
+import { openMemoryObjectDb } from '../src/testing';
 import { bareRepo, gitOk, tempDir, utf8 } from './gitOracle';
 
 const scratch = tempDir('merge-objectdb-');

@@ -1,4 +1,3 @@
-import { openMemoryObjectDb } from '../src/testing';
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import { createFsFromVolume, Volume } from 'memfs';
@@ -14,6 +13,7 @@ import {
   verifyClosure,
 } from '../src/index';
 import { GitObjectDb, gitDbOf } from '../src/objectDb';
+import { openMemoryObjectDb } from '../src/testing';
 import { bareRepo, git, gitOk, tempDir, utf8 } from './gitOracle';
 
 const scratch = tempDir('merge-packs-');

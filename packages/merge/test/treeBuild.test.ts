@@ -1,7 +1,7 @@
-import { openMemoryObjectDb } from '../src/testing';
 import { describe, expect, it } from 'vitest';
 import { type ObjectDb, type Oid, TreeError } from '../src/index';
 import { gitDbOf } from '../src/objectDb';
+import { openMemoryObjectDb } from '../src/testing';
 import { rebuildTree, type TreeIo } from '../src/treeBuild';
 import { utf8 } from './gitOracle';
 import { prng } from './prng';

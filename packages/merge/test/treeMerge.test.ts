@@ -1,4 +1,3 @@
-import { openMemoryObjectDb } from '../src/testing';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
@@ -9,6 +8,7 @@ import {
   type ObjectDb,
   type TreeEntries,
 } from '../src/index';
+import { openMemoryObjectDb } from '../src/testing';
 import { testFoldKey, text, utf8 } from './gitOracle';
 
 /** Writes `files` (path → text) into `db` and returns the path → oid map. */

@@ -1,10 +1,5 @@
+import { diffstat, findMarkerBlocks, lineDiffStat, mergeText } from '@slivingdoc/merge';
 import { openMemoryObjectDb } from '@slivingdoc/merge/testing';
-import {
-  diffstat,
-  findMarkerBlocks,
-  lineDiffStat,
-  mergeText,
-} from '@slivingdoc/merge';
 import fc from 'fast-check';
 
 const OPEN = '<<<<<<< local';
