@@ -9,6 +9,7 @@
 //     (VmHWM) and the outcomes
 // Raw newline-delimited JSON-RPC over the child's stdio, so client overhead is not counted.
 // Each serve run gets fresh HOME/XDG/TMPDIR directories (an empty embedded store).
+// BENCH_NODE_FLAGS='--max-semi-space-size=1' starts the serve children with those flags.
 // BENCH_BINS=<cli.js>,<cli.js> compares builds side by side (e.g. a worktree of an older
 // commit): runs alternate between them, so machine load hits every build alike.
 import { spawn, spawnSync } from 'node:child_process';
@@ -22,6 +23,8 @@ for (const bin of bins) {
     throw new Error(`${bin} is missing: build it (pnpm --filter slivingdoc build)`);
 }
 const RUNS = Number(process.env.BENCH_RUNS ?? 7);
+// Node/V8 flags for the serve children only (e.g. `--max-semi-space-size=1`), to compare.
+const NODE_FLAGS = (process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean);
 const CLOCK_TICKS = Number(
   spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim() || 100,
 );
@@ -65,7 +68,7 @@ function rssMiB(pid, field = 'VmRSS') {
 /** A `serve` child spoken to in raw JSON-RPC. */
 function startServe(bin, env = sandbox(), args = []) {
   const start = process.hrtime.bigint();
-  const child = spawn(process.execPath, [bin, 'serve', ...args], { env });
+  const child = spawn(process.execPath, [...NODE_FLAGS, bin, 'serve', ...args], { env });
   child.stderr.resume(); // drained: the server logs synchronously
   const waiting = new Map();
   let rest = '';
