@@ -5,18 +5,32 @@ import { fileURLToPath } from 'node:url';
 /** Repository root, derived from this file's location. */
 export const repoRoot = dirname(dirname(fileURLToPath(import.meta.url)));
 
+/** One alias: an exact import specifier and the source file it stands for. */
+export interface SourceAlias {
+  find: RegExp;
+  replacement: string;
+}
+
+const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
+
 /**
- * Maps every `@slivingdoc/<name>` workspace package to its `src/index.ts`, so tests run
- * against sources without building the lower layers first.
+ * Maps every entry point of every `@slivingdoc/<name>` workspace package (`@slivingdoc/mcp`,
+ * `@slivingdoc/mcp/stdio`, …) to its source file, the `@slivingdoc/source` condition of its
+ * `exports` entry, so tests run against sources without building the lower layers first.
+ * Exact matches: a package's alias must not swallow its subpaths.
  */
-export const sourceAliases: Record<string, string> = Object.fromEntries(
-  readdirSync(join(repoRoot, 'packages'))
-    .map((dir) => join(repoRoot, 'packages', dir))
-    .filter((dir) => existsSync(join(dir, 'package.json')) && existsSync(join(dir, 'src/index.ts')))
-    .map((dir) => {
-      const { name } = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as {
-        name: string;
-      };
-      return [name, join(dir, 'src/index.ts')];
-    }),
-);
+export const sourceAliases: SourceAlias[] = readdirSync(join(repoRoot, 'packages'))
+  .map((dir) => join(repoRoot, 'packages', dir))
+  .filter((dir) => existsSync(join(dir, 'package.json')))
+  .flatMap((dir) => {
+    const { name, exports } = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as {
+      name: string;
+      exports: Record<string, { '@slivingdoc/source'?: string }>;
+    };
+    return Object.entries(exports).flatMap(([subpath, conditions]) => {
+      const source = conditions['@slivingdoc/source'];
+      if (source === undefined) return [];
+      const specifier = subpath === '.' ? name : `${name}${subpath.slice(1)}`;
+      return [{ find: new RegExp(`^${escapeRegExp(specifier)}$`), replacement: join(dir, source) }];
+    });
+  });

@@ -47,6 +47,9 @@ describe('serve over real stdio', () => {
     const pull = await server.request(4, 'tools/call', { name: 'notes_pull', arguments: {} });
     expect(pull.result).toMatchObject({ structuredContent: { code: 'OK', path: notebookDir } });
 
+    // The session directory is private to this user while the server runs.
+    expect(statSync(`${notebookDir}/..`).mode & 0o777).toBe(0o700);
+    expect(existsSync(`${notebookDir}/../private`)).toBe(true);
     server.child.stdin.end();
     expect(await server.exited).toEqual({ code: 0, signal: null });
 
@@ -80,10 +83,9 @@ describe('serve over real stdio', () => {
     expect(calls[2]?.mcpReqID).toBe(calls[3]?.mcpReqID);
     expect(calls[2]?.mcpReqID).not.toBe(diagnosticId);
     expect(calls[3]).toMatchObject({ outcome: 'OK' });
-    // The session directory (notebook and private state) outlives the process.
-    expect(statSync(notebookDir!).isDirectory()).toBe(true);
-    expect(existsSync(`${notebookDir}/../private`)).toBe(true);
-    expect(statSync(`${notebookDir}/..`).mode & 0o777).toBe(0o700);
+    // Nothing unpublished was left: the session directory went with the process
+    // (test/session-dir.test.ts covers the other cases).
+    expect(existsSync(`${notebookDir}/..`)).toBe(false);
   });
 
   it('LOG_LEVEL silences one module and keeps the others', async () => {

@@ -2,7 +2,7 @@
 import type { MergeAdditions } from '@slivingdoc/merge';
 import type { ObjectStore } from '@slivingdoc/store';
 import { type BackoffClock, SYSTEM_CLOCK } from './backoff';
-import { FAILPOINTS_ENV, type Failpoints, failpointsFromEnv } from './failpoints';
+import { type Failpoints, NO_FAILPOINTS } from './failpoints';
 
 /** A pino-compatible logger (the app passes its `engine` child logger). */
 export interface EngineLogger {
@@ -34,7 +34,10 @@ export interface EngineConfig {
   retainedCheckpoints?: number;
   /** Log sink; silent when absent. */
   logger?: EngineLogger;
-  /** Failpoints; default from `SLIVINGDOC_FAILPOINTS`, else none. */
+  /**
+   * Failpoints (tests only); default none. The engine never reads the environment itself: a
+   * program that wants `SLIVINGDOC_FAILPOINTS` passes `failpointsFromEnv(process.env.SLIVINGDOC_FAILPOINTS)`.
+   */
   failpoints?: Failpoints;
   /** Home directory for `~/` expansion (default `os.homedir()`). */
   home?: string;
@@ -115,7 +118,7 @@ export function resolveConfig(config: EngineConfig, home: string): ResolvedConfi
     ),
     retainedCheckpoints: integerIn('retainedCheckpoints', config.retainedCheckpoints, 1, 0, 64),
     logger: config.logger ?? SILENT,
-    failpoints: config.failpoints ?? failpointsFromEnv(process.env[FAILPOINTS_ENV]),
+    failpoints: config.failpoints ?? NO_FAILPOINTS,
     home: config.home ?? home,
     lockTimeoutMs: integerIn('lockTimeoutMs', config.lockTimeoutMs, 10_000, 0, 3_600_000),
     closeTimeoutMs: integerIn('closeTimeoutMs', config.closeTimeoutMs, 30_000, 0, 3_600_000),

@@ -1,16 +1,53 @@
 /**
  * `@slivingdoc/engine`: pull, commit, optimistic publication, recovery, checkpoints and
  * cleanup (SPEC §8–§11), as a library any Node tool can import. No MCP or CLI types here.
+ *
+ * The one package an embedder installs: it re-exports the stores, the results and the
+ * errors a caller needs from the lower layers, so no other `@slivingdoc/*` import is needed.
  */
 
+// Results and errors (`@slivingdoc/envelope`).
+export {
+  type Action,
+  type AnyDomainError,
+  DomainError,
+  type EngineDetail,
+  type ErrorCode,
+  type FileIssue,
+  type FileReason,
+  type FileStat,
+  isDomainError,
+  type LineRange,
+  type PathSets,
+  type Reason,
+  type ReasonOf,
+  type ReasonSpec,
+  type RecoveryReport,
+  type RecoveryStage,
+  reasonSpec,
+  type SuccessResult,
+} from '@slivingdoc/envelope';
 /** The actor rules of SPEC §9 (an actor is a commit's author name) and its default. */
 export {
   DEFAULT_AUTHOR as DEFAULT_ACTOR,
   isValidAuthorName as isValidActor,
 } from '@slivingdoc/merge';
+// Path sets (`@slivingdoc/policy`): what `createNotebookService` throws for an invalid set.
+export { PathSetError } from '@slivingdoc/policy';
+// Stores (`@slivingdoc/store`). The S3 store loads the AWS SDK on its first request only.
+export {
+  createEmbeddedStore,
+  createMemoryStore,
+  createS3Store,
+  type EtagForm,
+  type MemoryStore,
+  type ObjectStore,
+  type S3StoreOptions,
+} from '@slivingdoc/store';
 export type { BackoffClock } from './backoff';
 export { backoffCeiling, SYSTEM_CLOCK } from './backoff';
 export type { EngineConfig, EngineLogger } from './config';
+export { EngineConfigError } from './config-error';
 export {
   FAILPOINT,
   FAILPOINT_RESUME_SIGNAL,

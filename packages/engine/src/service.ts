@@ -1,6 +1,6 @@
-import { realpath } from 'node:fs/promises';
+import { realpath, stat } from 'node:fs/promises';
 import { homedir } from 'node:os';
-import { join } from 'node:path';
+import { join, sep } from 'node:path';
 import {
   DomainError,
   isDomainError,
@@ -23,6 +23,7 @@ import {
 import { runCheckpoint } from './checkpoint';
 import { commitLocked } from './commit';
 import { type EngineConfig, resolveConfig } from './config';
+import { EngineConfigError } from './config-error';
 import { type CallState, type DirContext, newCall, TreeCache } from './context';
 import { classifyKnown, engineFailure, isAbort } from './errors';
 import { type PublicationRecord, readHistory } from './history';
@@ -32,6 +33,7 @@ import { readCurrent } from './remote';
 import { revertLocked } from './revert';
 import { type NotebookStatus, notPulledStatus, statusLocked } from './status';
 import { conflictIssues, type Entry, enterDirectory, synchronize } from './sync';
+import { holdsUnpublishedEdits } from './unpublished';
 import { mergeConflict, notPulled, resyncPending } from './verdicts';
 
 /** A pull request: the path is the caller's raw string (decoded, not yet resolved). */
@@ -123,6 +125,13 @@ export interface NotebookService {
    * UNPUBLISHED_EDITS or GENERATION_NOT_RETAINED.
    */
   revert(request: RevertRequest): Promise<SuccessResult>;
+  /**
+   * The directories below the workspace root that this service's private root manages, and
+   * those of them holding unpublished edits (changes not yet accepted, files that are not
+   * notebook state, or a pending repair; a directory that cannot be checked counts as holding
+   * some). Lets an embedder decide whether a directory may be deleted.
+   */
+  localChanges(): Promise<{ managed: string[]; unpublished: string[] }>;
   /** Waits for background checkpoints (bounded) and releases every lock. */
   close(): Promise<void>;
 }
@@ -145,18 +154,36 @@ function checkActor(actor: string | undefined): void {
   }
 }
 
+function isAtOrBelow(path: string, root: string): boolean {
+  return path === root || path.startsWith(root.endsWith(sep) ? root : root + sep);
+}
+
+async function existingDirectory(path: string): Promise<string> {
+  const info = await stat(path).catch((cause: unknown) => {
+    throw new EngineConfigError('workspaceRoot', `the workspace root ${path} does not exist`, {
+      cause,
+    });
+  });
+  if (!info.isDirectory())
+    throw new EngineConfigError('workspaceRoot', `the workspace root ${path} is not a directory`);
+  return realpath(path);
+}
+
 async function realpathOrSelf(path: string): Promise<string> {
   return realpath(path).catch(() => path);
 }
 
 /**
- * Opens a notebook service. Throws `RangeError` on a setting out of range and the policy's
- * error on invalid path sets; touches neither the store nor any directory.
+ * Opens a notebook service. Throws `RangeError` on a setting out of range, the policy's
+ * `PathSetError` on invalid path sets, and {@link EngineConfigError} when `workspaceRoot`
+ * does not exist or is not a directory. Resolves the workspace root and the notebook
+ * directory with `realpath` once; creates nothing and touches no store (the first pull
+ * creates what it needs).
  */
 export async function createNotebookService(config: EngineConfig): Promise<NotebookService> {
   const cfg = resolveConfig(config, homedir());
   const policy = createPathPolicy({ writable: cfg.writable, readOnly: cfg.readOnly });
-  const workspaceRoot = await realpath(cfg.workspaceRoot);
+  const workspaceRoot = await existingDirectory(cfg.workspaceRoot);
   const notebookDir = await realpathOrSelf(cfg.notebookDir);
   const registry = openRegistry(cfg.privateRoot);
   const contexts = new Map<string, Promise<DirContext>>();
@@ -422,6 +449,25 @@ export async function createNotebookService(config: EngineConfig): Promise<Noteb
         const entry = await repairOnEntry(ctx, call, await enterDirectory(ctx));
         return revertLocked(ctx, call, entry, BigInt(request.generation), request.message);
       });
+    },
+
+    async localChanges() {
+      const managed = (await registry.list()).filter((dir) => isAtOrBelow(dir, workspaceRoot));
+      const unpublished: string[] = [];
+      for (const dir of managed) {
+        const held = await contextFor(dir)
+          .then(async (ctx) => {
+            const release = await ctx.priv.lock({ timeoutMs: cfg.lockTimeoutMs });
+            try {
+              return await holdsUnpublishedEdits(ctx);
+            } finally {
+              await release();
+            }
+          })
+          .catch(() => true);
+        if (held) unpublished.push(dir);
+      }
+      return { managed, unpublished };
     },
 
     async close() {

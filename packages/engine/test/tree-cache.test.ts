@@ -1,4 +1,5 @@
-import { type ObjectDb, openMemoryObjectDb } from '@slivingdoc/merge';
+import type { ObjectDb } from '@slivingdoc/merge';
+import { openMemoryObjectDb } from '@slivingdoc/merge/testing';
 import { describe, expect, it } from 'vitest';
 import { TreeCache } from '../src/context';
 

@@ -47,8 +47,19 @@ export class DomainError<C extends ErrorCode = ErrorCode> extends Error {
   }
 }
 
-/** True for a DomainError, including one built by another copy of this package. */
-export function isDomainError(value: unknown): value is DomainError {
+/**
+ * A DomainError of any one code: a union over the codes, so checking `err.code` narrows
+ * `err.reason` (and `detail`/`recovery`) to that code's, which `DomainError<ErrorCode>` does
+ * not (a generic class is no discriminated union).
+ */
+export type AnyDomainError = { [C in ErrorCode]: DomainError<C> }[ErrorCode];
+
+/**
+ * True for a DomainError, including one built by another copy of this package. Narrows to
+ * {@link AnyDomainError}: `if (isDomainError(e) && e.code === 'CONTENT_CONFLICT')` leaves
+ * `e.reason` as `'MERGE_CONFLICT' | 'UNRESOLVED_MARKERS'`.
+ */
+export function isDomainError(value: unknown): value is AnyDomainError {
   return (
     typeof value === 'object' &&
     value !== null &&

@@ -26,7 +26,12 @@ export {
   useColor,
 } from './cli';
 export { isDiagnosticId, newDiagnosticId } from './diagnostic-id';
-export { DomainError, type DomainErrorInit, isDomainError } from './domain-error';
+export {
+  type AnyDomainError,
+  DomainError,
+  type DomainErrorInit,
+  isDomainError,
+} from './domain-error';
 export { engineDetailFor, internalError } from './engine-detail';
 export { renderErrorsMarkdown } from './errors-doc';
 export { compareUtf8 } from './order';

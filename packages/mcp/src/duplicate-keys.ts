@@ -51,12 +51,33 @@ function hasDuplicateKeys(node: ValueNode): boolean {
  * the SDK's own parse decides what happens to it.
  */
 export function toolCallHasDuplicateKeys(line: string): boolean {
-  let root: ValueNode;
+  const root = parseAst(line);
+  return root !== undefined && callNodeHasDuplicateKeys(root);
+}
+
+/**
+ * For a JSON-RPC batch (a JSON array): the positions of its `tools/call` elements whose
+ * arguments repeat a key, as {@link toolCallHasDuplicateKeys} decides for one message.
+ */
+export function batchCallsWithDuplicateKeys(line: string): Set<number> {
+  const root = parseAst(line);
+  const found = new Set<number>();
+  if (root?.type === 'Array')
+    root.elements.forEach((element, index) => {
+      if (callNodeHasDuplicateKeys(element.value)) found.add(index);
+    });
+  return found;
+}
+
+function parseAst(line: string): ValueNode | undefined {
   try {
-    root = parseJsonAst(line).body;
+    return parseJsonAst(line).body;
   } catch {
-    return false;
+    return undefined;
   }
+}
+
+function callNodeHasDuplicateKeys(root: ValueNode): boolean {
   const method = member(root, 'method').at(-1)?.value;
   if (method?.type !== 'String' || method.value !== 'tools/call') return false;
   const params = member(root, 'params').at(-1)?.value;

@@ -1,13 +1,28 @@
 export { runToolCall, type ToolCall, type ToolCallContext } from './call';
 export { type CallLogger, type LoggedError, loggedError, silentLogger } from './call-log';
 export { type DecodedArguments, decodeArguments } from './decode';
-export { DuplicateKeyLedger, toolCallHasDuplicateKeys } from './duplicate-keys';
+export {
+  batchCallsWithDuplicateKeys,
+  DuplicateKeyLedger,
+  toolCallHasDuplicateKeys,
+} from './duplicate-keys';
+export { isJsonRpcMessage } from './jsonrpc';
+export {
+  BATCH_PROTOCOL_VERSIONS,
+  negotiateProtocolVersion,
+  SUPPORTED_PROTOCOL_VERSIONS,
+} from './protocol-versions';
 export { actorFromClientName, createMcpServer, type McpServerOptions } from './server';
-export { StrictStdioServerTransport } from './strict-stdio';
+export {
+  type EarlyInitializeResult,
+  type ProtocolLogger,
+  StrictStdioServerTransport,
+} from './strict-stdio';
 export {
   BASE_DESCRIPTIONS,
   baseInstructions,
   INPUT_SCHEMAS,
+  serverInstructions,
   TOOL_NAMES,
   type ToolName,
 } from './tools';

@@ -1,3 +1,5 @@
+import { type PathSets, withPathSetSentences } from '@slivingdoc/envelope';
+
 /** The two tool names; there is no third tool. */
 export const TOOL_NAMES = ['notes_pull', 'notes_commit'] as const;
 export type ToolName = (typeof TOOL_NAMES)[number];
@@ -27,6 +29,11 @@ export const INPUT_SCHEMAS = {
     additionalProperties: false,
   },
 } as const;
+
+/** The server instructions: the fixed sentences, then the path-set sentences (SPEC §2). */
+export function serverInstructions(notebookDir: string, sets: PathSets): string {
+  return withPathSetSentences(baseInstructions(notebookDir), sets);
+}
 
 /** The server instructions' fixed sentences for a notebook directory. */
 export function baseInstructions(notebookDir: string): string {

@@ -51,6 +51,10 @@ export class FakeNotebookService implements NotebookService {
     return Promise.reject(new Error('revert is not on the MCP surface'));
   }
 
+  async localChanges(): Promise<{ managed: string[]; unpublished: string[] }> {
+    return { managed: [], unpublished: [] };
+  }
+
   async close(): Promise<void> {}
 }
 

@@ -100,8 +100,8 @@ describe('StrictStdioServerTransport', () => {
     expect((await response(4)).error?.code).toBe(-32602);
   });
 
-  it('handles CRLF, split chunks and several messages per chunk; reports unparsable lines', async () => {
-    const { write, response, errors } = await stdioServer();
+  it('handles CRLF, split chunks and several messages per chunk; answers unparsable lines', async () => {
+    const { write, response, errors, lines } = await stdioServer();
     const line = call(5, '{"path":""}', 'notes_pull');
     const other = call(6, '{}', 'notes_pull');
     write(`not json\r\n${line.slice(0, 20)}`);
@@ -111,7 +111,10 @@ describe('StrictStdioServerTransport', () => {
       path: '/w/nb',
     });
     expect((await response(6)).result?.structuredContent).toMatchObject({ code: 'OK' });
-    expect(errors).toHaveLength(1);
+    expect(lines.filter((l) => l.id === null)).toEqual([
+      { jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error' } },
+    ]);
+    expect(errors).toEqual([]);
   });
 });
 
@@ -138,5 +141,70 @@ describe('toolCallHasDuplicateKeys', () => {
     ['invalid JSON', '{"method":"tools/call",', false],
   ])('%s → %s', (_what, line, expected) => {
     expect(toolCallHasDuplicateKeys(line)).toBe(expected);
+  });
+});
+
+describe('StrictStdioServerTransport.listen', () => {
+  it('answers the first initialize before the SDK server connects, once, and replays it to the server', async () => {
+    const stdin = new PassThrough();
+    const stdout = new PassThrough();
+    const transport = new StrictStdioServerTransport(stdin, stdout);
+    const lines: Record<string, unknown>[] = [];
+    const waiters: (() => void)[] = [];
+    stdout.on('data', (chunk: Buffer) => {
+      for (const line of chunk.toString('utf8').split('\n').filter(Boolean))
+        lines.push(JSON.parse(line));
+      for (const wake of waiters.splice(0)) wake();
+    });
+    const response = async (id: number) => {
+      for (;;) {
+        const found = lines.find((l) => l.id === id);
+        if (found) return found;
+        await new Promise<void>((resolve) => waiters.push(resolve));
+      }
+    };
+    transport.listen(async () => ({
+      capabilities: { tools: {} },
+      serverInfo: { name: 'slivingdoc', version: '1.0.0' },
+      instructions: 'early',
+    }));
+    const initialize = {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: {
+        protocolVersion: '2024-11-05',
+        capabilities: {},
+        clientInfo: { name: 'early-client', version: '3' },
+      },
+    };
+    stdin.write(`${JSON.stringify(initialize)}\n`);
+    stdin.write('{"jsonrpc":"2.0","id":2,"method":"tools/list"}\n');
+    expect(await response(1)).toEqual({
+      jsonrpc: '2.0',
+      id: 1,
+      result: {
+        protocolVersion: '2024-11-05',
+        capabilities: { tools: {} },
+        serverInfo: { name: 'slivingdoc', version: '1.0.0' },
+        instructions: 'early',
+      },
+    });
+    expect(transport.protocolVersion).toBe('2024-11-05');
+    const server = createMcpServer({
+      version: '1.0.0',
+      service: new FakeNotebookService(),
+      scrubber: createScrubber({ env: {} }),
+      duplicateKeys: transport.duplicateKeys,
+    });
+    await server.connect(transport);
+    expect((await response(2)).result).toMatchObject({
+      tools: [{ name: 'notes_pull' }, { name: 'notes_commit' }],
+    });
+    // The SDK server's own answer to the replayed request never reaches the client.
+    expect(lines.filter((l) => l.id === 1 || l.id === 'slivingdoc:early-initialize')).toHaveLength(
+      1,
+    );
+    expect(server.getClientVersion()).toEqual({ name: 'early-client', version: '3' });
   });
 });

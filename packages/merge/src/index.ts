@@ -41,7 +41,6 @@ export {
 } from './operations/tree-merge';
 export {
   type ObjectDb,
-  openMemoryObjectDb,
   openObjectDb,
   type StageOption,
   type TreeEntries,

@@ -5,10 +5,10 @@ import {
   CommitFormatError,
   type ObjectDb,
   ObjectMissingError,
-  openMemoryObjectDb,
   openObjectDb,
   TreeError,
 } from '../src/index';
+import { openMemoryObjectDb } from '../src/testing';
 import { bareRepo, gitOk, tempDir, utf8 } from './git-oracle';
 
 const scratch = tempDir('merge-objectdb-');

@@ -8,12 +8,12 @@ import {
   createIncrementPack,
   importPack,
   type ObjectDb,
-  openMemoryObjectDb,
   openObjectDb,
   PackError,
   verifyClosure,
 } from '../src/index';
 import { GitObjectDb } from '../src/storage/object-db';
+import { openMemoryObjectDb } from '../src/testing';
 import { bareRepo, git, gitOk, tempDir, utf8 } from './git-oracle';
 
 const scratch = tempDir('merge-packs-');

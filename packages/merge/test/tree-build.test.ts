@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { type ObjectDb, type Oid, openMemoryObjectDb, TreeError } from '../src/index';
+import { type ObjectDb, type Oid, TreeError } from '../src/index';
 import { GitObjectDb } from '../src/storage/object-db';
 import { rebuildTree, type TreeIo } from '../src/storage/tree-build';
+import { openMemoryObjectDb } from '../src/testing';
 import { utf8 } from './git-oracle';
 import { prng } from './prng';
 
@@ -82,7 +83,7 @@ describe('writeTree on top of a base it built', () => {
   });
 
   it('re-encodes only the directories on the changed path and reads no other tree', async () => {
-    const db = GitObjectDb.inMemory();
+    const db = openMemoryObjectDb() as GitObjectDb;
     const blob = await db.writeBlob(utf8('x\n'));
     const other = await db.writeBlob(utf8('y\n'));
     const entries = new Map<string, Oid>();
@@ -116,7 +117,7 @@ describe('writeTree on top of a base it built', () => {
   });
 
   it('never reuses a subtree of a base it did not build (a foreign tree may not be canonical)', async () => {
-    const git = GitObjectDb.inMemory();
+    const git = openMemoryObjectDb() as GitObjectDb;
     const db: ObjectDb = git;
     const blob = await db.writeBlob(utf8('x\n'));
     // A foreign subtree with its entries out of git order: readable, but not what we encode.

@@ -7,9 +7,9 @@ import {
   merge3,
   mergeText,
   type ObjectDb,
-  openMemoryObjectDb,
   type TreeEntries,
 } from '../src/index';
+import { openMemoryObjectDb } from '../src/testing';
 import { testFoldKey, text, utf8 } from './git-oracle';
 
 /** Writes `files` (path → text) into `db` and returns the path → oid map. */

@@ -20,15 +20,14 @@ export function parseRequestPath(
   env: { home: string },
 ): string | undefined {
   if (raw === undefined || raw === '') return undefined;
-  if (!isWellFormedText(raw)) throw invalidPath('the path is not valid UTF-8');
+  if (!isWellFormedText(raw)) throw invalidPath(raw, 'is not valid UTF-8');
   const expanded = raw.startsWith('~/') ? `${env.home.replace(/\/+$/, '')}/${raw.slice(2)}` : raw;
   const bytes = utf8Length(expanded);
   if (bytes < 1 || bytes > MAX_REQUEST_PATH_BYTES) {
-    throw invalidPath('the path must be 1 to 4,096 UTF-8 bytes');
+    throw invalidPath(raw, 'must be 1 to 4,096 UTF-8 bytes');
   }
-  if (expanded.includes('\u0000')) throw invalidPath('the path contains U+0000');
-  if (!posix.isAbsolute(expanded))
-    throw invalidPath('the path must be absolute (or start with ~/)');
+  if (expanded.includes('\u0000')) throw invalidPath(raw, 'contains U+0000');
+  if (!posix.isAbsolute(expanded)) throw invalidPath(raw, 'must be absolute (or start with ~/)');
   return cleanAbsolutePath(expanded);
 }
 
@@ -50,8 +49,11 @@ export function checkMessage(message: string): void {
   if (ONLY_WHITE_SPACE.test(message)) throw invalidMessage('the message is blank');
 }
 
-function invalidPath(why: string): PolicyError {
-  return new PolicyError('PATH_INVALID', `Invalid path: ${why}.`);
+/** Names the path as the caller sent it, quoted and shortened (it may be long or malformed). */
+function invalidPath(raw: string, why: string): PolicyError {
+  // JSON.stringify escapes U+0000 and lone surrogates, so the message stays well-formed.
+  const quoted = JSON.stringify(raw.length > 200 ? `${raw.slice(0, 200)}…` : raw);
+  return new PolicyError('PATH_INVALID', `Invalid path ${quoted}: the path ${why}.`);
 }
 
 function invalidMessage(why: string): PolicyError {

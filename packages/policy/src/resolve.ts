@@ -31,9 +31,7 @@ export async function resolveRequestPath(init: ResolveRequestInit): Promise<stri
   const root = cleanAbsolutePath(init.workspaceRoot);
   const target = cleanAbsolutePath(init.requested ?? init.notebookDir);
   const below = relativeBelow(root, target);
-  if (below === undefined) {
-    throw new PolicyError('PATH_OUTSIDE_ROOT', 'The path is outside the workspace root.');
-  }
+  if (below === undefined) throw outsideRoot(target, root);
   const missingFrom = await checkExistingComponents(root, below);
   checkNesting(target, init.managed);
   if (missingFrom === undefined) return verifiedRealpath(root, target);
@@ -74,19 +72,26 @@ async function checkExistingComponents(root: string, below: string[]): Promise<n
 async function checkComponent(path: string): Promise<boolean> {
   const stats = await lstat(path).catch((error: NodeJS.ErrnoException) => {
     if (error.code === 'ENOENT') return undefined;
-    if (error.code === 'ENOTDIR') throw notDirectory();
+    if (error.code === 'ENOTDIR') throw notDirectory(path);
     throw error;
   });
   if (!stats) return false;
-  if (stats.isSymbolicLink()) {
-    throw new PolicyError('PATH_SYMLINK', 'A component of the path is a symbolic link.');
-  }
-  if (!stats.isDirectory()) throw notDirectory();
+  if (stats.isSymbolicLink()) throw symlink(path);
+  if (!stats.isDirectory()) throw notDirectory(path);
   return true;
 }
 
-function notDirectory(): PolicyError {
-  return new PolicyError('PATH_NOT_DIRECTORY', 'The path exists and is not a directory.');
+// Every refusal names the path it is about: the caller's own paths, never a private one.
+function notDirectory(path: string): PolicyError {
+  return new PolicyError('PATH_NOT_DIRECTORY', `${path} exists and is not a directory.`);
+}
+
+function symlink(path: string): PolicyError {
+  return new PolicyError('PATH_SYMLINK', `${path} is a symbolic link; links are not followed.`);
+}
+
+function outsideRoot(path: string, root: string): PolicyError {
+  return new PolicyError('PATH_OUTSIDE_ROOT', `${path} is outside the workspace root ${root}.`);
 }
 
 function checkNesting(target: string, managed: string[]): void {
@@ -96,7 +101,7 @@ function checkNesting(target: string, managed: string[]): void {
     if (relativeBelow(dir, target) !== undefined || relativeBelow(target, dir) !== undefined) {
       throw new PolicyError(
         'NESTED_NOTEBOOK',
-        'The path is inside or contains another notebook directory this server manages.',
+        `${target} is inside or contains ${dir}, another notebook directory this server manages.`,
       );
     }
   }
@@ -106,11 +111,7 @@ function checkNesting(target: string, managed: string[]): void {
 // between shows up as a realpath that differs from the checked path.
 async function verifiedRealpath(root: string, target: string): Promise<string> {
   const real = await realpath(target);
-  if (real !== target) {
-    throw new PolicyError('PATH_SYMLINK', 'A component of the path is a symbolic link.');
-  }
-  if (relativeBelow(root, real) === undefined) {
-    throw new PolicyError('PATH_OUTSIDE_ROOT', 'The path is outside the workspace root.');
-  }
+  if (real !== target) throw symlink(target);
+  if (relativeBelow(root, real) === undefined) throw outsideRoot(target, root);
   return real;
 }

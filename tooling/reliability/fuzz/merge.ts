@@ -1,10 +1,5 @@
-import {
-  diffstat,
-  findMarkerBlocks,
-  lineDiffStat,
-  mergeText,
-  openMemoryObjectDb,
-} from '@slivingdoc/merge';
+import { diffstat, findMarkerBlocks, lineDiffStat, mergeText } from '@slivingdoc/merge';
+import { openMemoryObjectDb } from '@slivingdoc/merge/testing';
 import fc from 'fast-check';
 
 const OPEN = '<<<<<<< local';

@@ -1,10 +1,9 @@
-import { createMcpServer, StrictStdioServerTransport } from '@slivingdoc/mcp';
+import { createScrubber } from '@slivingdoc/envelope';
+import { StrictStdioServerTransport, serverInstructions } from '@slivingdoc/mcp/stdio';
 import type { AppConfig } from '../config/types';
-import { trackInFlight } from '../runtime/in-flight';
-import { processLogging } from '../runtime/process-logging';
 import { asRefusal, refuse } from '../runtime/refuse';
 import { configuredRoots, createSessionRoots, type Roots } from '../runtime/roots';
-import { startService } from '../runtime/service';
+import { holdsUnpublished, settleSessionDir } from '../runtime/session-dir';
 import { createShutdown } from '../runtime/shutdown';
 import { openStore, probeStore } from '../runtime/store';
 import { VERSION } from '../version';
@@ -12,6 +11,11 @@ import { VERSION } from '../version';
 /**
  * `slivingdoc serve`: MCP over stdio. Stdout carries only protocol messages; every log
  * record goes to stderr. Resolves with the exit code once the process has shut down.
+ *
+ * Start-up is ordered for the host's handshake (docs/hosts.md, "Start-up"): the transport
+ * reads stdin at once and answers the first `initialize` as soon as the store has passed
+ * its probe, while the engine, the MCP SDK and pino load in the background; requests that
+ * arrive meanwhile wait for them.
  */
 export async function runServe(config: AppConfig): Promise<number> {
   let roots: Roots;
@@ -23,58 +27,84 @@ export async function runServe(config: AppConfig): Promise<number> {
   } catch (error) {
     return refuse(asRefusal(error));
   }
-  const { scrubber, logging } = processLogging(roots.privateRoot);
-  const log = logging.module('app');
-  let started: Awaited<ReturnType<typeof start>>;
+  const scrubber = createScrubber({ privateRoot: roots.privateRoot, env: process.env });
+  const stops = stopRequests();
+  const transport = new StrictStdioServerTransport();
+  const storeReady = openStore(config.store).then(async (store) => {
+    await probeStore(store);
+    return store;
+  });
+  const initializeResult = storeReady.then(() => ({
+    capabilities: { tools: {} },
+    serverInfo: { name: 'slivingdoc', version: VERSION },
+    instructions: serverInstructions(roots.notebookDir, {
+      readOnly: config.readOnly,
+      writable: config.writable,
+    }),
+  }));
+  // A failed start-up is reported as a refusal below, whether or not initialize came.
+  initializeResult.catch(() => undefined);
+  transport.listen(() => initializeResult);
+
+  let session: Awaited<ReturnType<typeof startSession>>;
   try {
-    started = await start(config, roots, logging);
+    session = await startSession(config, roots, await storeReady, transport);
   } catch (error) {
+    // Stop reading stdin, or it keeps the process alive after the refusal.
+    await transport.close();
+    if (roots.session) await settleSessionDir(roots.session, false, undefined);
     return refuse(asRefusal(error), scrubber);
   }
-  const { store, tracked } = started;
-  // The strict transport notes duplicate keys in `arguments` (SPEC §2) for the adapter.
-  const transport = new StrictStdioServerTransport();
-  const server = createMcpServer({
-    version: VERSION,
-    service: tracked.service,
-    logger: logging.module('mcp'),
-    scrubber,
-    duplicateKeys: transport.duplicateKeys,
-    // Without --actor / SLIVINGDOC_ACTOR, each client's clientInfo.name is its actor.
-    ...(config.actor !== undefined ? { actor: config.actor } : {}),
-  });
+  const { server, tracked, log, store } = session;
+  let keepSession = false;
   const shutdown = createShutdown(
     {
       stopAccepting: () => server.close(),
       drain: (deadline) => tracked.drain(deadline),
       close: async () => {
+        // Decided before the service closes: the check scans under each directory's lock.
+        if (roots.session)
+          keepSession = await holdsUnpublished(
+            roots.notebookDir,
+            await tracked.service.localChanges(),
+          ).catch(() => true);
         await tracked.service.close();
         await store.close?.();
       },
     },
     log,
   );
-  const stopped = new Promise<void>((resolve) => {
-    const stop = (why: string) => void shutdown(why).then(resolve);
-    process.once('SIGINT', () => stop('SIGINT'));
-    process.once('SIGTERM', () => stop('SIGTERM'));
-    // The host closing our stdin (the usual way to stop a stdio server) closes the transport.
-    server.onclose = () => stop('transport closed');
-  });
+  // The host closing our stdin (the usual way to stop a stdio server) closes the transport.
+  server.onclose = () => stops.request('transport closed');
   await server.connect(transport);
   log.info({ version: VERSION, store: config.store.kind }, 'serving MCP over stdio');
-  await stopped;
+  await shutdown(await stops.first);
+  if (roots.session) await settleSessionDir(roots.session, keepSession, log);
   // Lingering handles (the S3 client's keep-alive sockets) must not keep the process up.
   process.exit(0);
 }
 
-async function start(
+async function startSession(
   config: AppConfig,
   roots: Roots,
-  logging: ReturnType<typeof processLogging>['logging'],
+  store: Awaited<ReturnType<typeof openStore>>,
+  transport: StrictStdioServerTransport,
 ) {
-  const store = await openStore(config.store);
-  await probeStore(store);
-  const service = await startService(config, roots, store, logging);
-  return { store, tracked: trackInFlight(service) };
+  const { startMcpSession } = await import('../runtime/mcp-session');
+  return { ...(await startMcpSession({ config, roots, store, transport })), store };
+}
+
+/**
+ * SIGINT, SIGTERM and the end of the transport, whichever comes first, from the very start:
+ * a signal during start-up waits for it and then shuts down like any other (so a session
+ * directory is settled rather than left behind).
+ */
+function stopRequests(): { first: Promise<string>; request(why: string): void } {
+  let request!: (why: string) => void;
+  const first = new Promise<string>((resolve) => {
+    request = resolve;
+  });
+  process.once('SIGINT', () => request('SIGINT'));
+  process.once('SIGTERM', () => request('SIGTERM'));
+  return { first, request };
 }

@@ -150,10 +150,14 @@ function buildConfig(
 
   if (workspaceRoot !== undefined) {
     if (privateRoot !== undefined && overlaps(privateRoot, workspaceRoot)) {
-      throw configuration('the private root and the workspace root overlap');
+      throw configuration(
+        `the private root ${privateRoot} and the workspace root ${workspaceRoot} overlap`,
+      );
     }
     if (store.kind === 'embedded' && overlaps(store.dir, workspaceRoot)) {
-      throw configuration('the store directory and the workspace root overlap');
+      throw configuration(
+        `the store directory ${store.dir} and the workspace root ${workspaceRoot} overlap`,
+      );
     }
   }
   const integer = (

@@ -28,6 +28,7 @@ export function trackInFlight(inner: NotebookService): TrackedService {
     status: (request) => track(inner.status(request)),
     log: (request) => track(inner.log(request)),
     revert: (request) => track(inner.revert(request)),
+    localChanges: () => inner.localChanges(),
     close: () => inner.close(),
   };
   return {

@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp, realpath, stat } from 'node:fs/promises';
+import { mkdir, mkdtemp, realpath, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { overlaps } from '../config/paths';
@@ -12,13 +12,15 @@ export interface Roots {
   /** realpath of the server's own notebook directory (serve) or of the workspace root. */
   notebookDir: string;
   privateRoot: string;
+  /** The session directory `serve` created (absent with a configured workspace root). */
+  session?: string;
 }
 
 /**
  * SPEC §2: serve without a workspace root creates `<tmpdir>/slivingdoc-XXXXXX` (0700, by
  * mkdtemp) with `notebook/` (workspace root and notebook directory) and `private/` (the
- * private root unless one is configured). Nothing of it is removed at exit: the caller's
- * notes and their private state outlive the process.
+ * private root unless one is configured). At exit it is removed unless it holds unpublished
+ * edits (`session-dir.ts`, docs/hosts.md "Session directories").
  */
 export async function createSessionRoots(config: AppConfig): Promise<Roots> {
   const session = await mkdtemp(join(tmpdir(), 'slivingdoc-'));
@@ -29,6 +31,10 @@ export async function createSessionRoots(config: AppConfig): Promise<Roots> {
     workspaceRoot: notebookDir,
     notebookDir,
     privateRoot: config.privateRoot ?? (await realpath(join(session, 'private'))),
+    session: await realpath(session),
+  }).catch(async (error: unknown) => {
+    await rm(session, { recursive: true, force: true });
+    throw error;
   });
 }
 
@@ -39,8 +45,9 @@ export async function configuredRoots(
   privateRoot: string,
 ): Promise<Roots> {
   const info = await stat(workspaceRoot).catch(() => undefined);
-  if (info === undefined) throw configuration('the workspace root does not exist');
-  if (!info.isDirectory()) throw configuration('the workspace root is not a directory');
+  if (info === undefined) throw configuration(`the workspace root ${workspaceRoot} does not exist`);
+  if (!info.isDirectory())
+    throw configuration(`the workspace root ${workspaceRoot} is not a directory`);
   const real = await realpath(workspaceRoot);
   return checked(config, {
     workspaceRoot: real,
@@ -56,12 +63,16 @@ export async function configuredRoots(
 async function checked(config: AppConfig, roots: Roots): Promise<Roots> {
   const privateRoot = await realpathOfNearest(roots.privateRoot);
   if (overlaps(privateRoot, roots.workspaceRoot)) {
-    throw configuration('the private root and the workspace root overlap');
+    throw configuration(
+      `the private root ${privateRoot} and the workspace root ${roots.workspaceRoot} overlap`,
+    );
   }
   if (config.store.kind === 'embedded') {
     const storeDir = await realpathOfNearest(config.store.dir);
     if (overlaps(storeDir, roots.workspaceRoot)) {
-      throw configuration('the store directory and the workspace root overlap');
+      throw configuration(
+        `the store directory ${storeDir} and the workspace root ${roots.workspaceRoot} overlap`,
+      );
     }
   }
   return { ...roots, privateRoot };

@@ -1,4 +1,9 @@
-import { createNotebookService, type NotebookService } from '@slivingdoc/engine';
+import {
+  createNotebookService,
+  FAILPOINTS_ENV,
+  failpointsFromEnv,
+  type NotebookService,
+} from '@slivingdoc/engine';
 import type { ObjectStore } from '@slivingdoc/store';
 import type { AppConfig } from '../config/types';
 import type { Logging } from '../logging';
@@ -30,5 +35,7 @@ export function startService(
     mergeAdditions: config.mergeAdditions,
     logger: logging.module('engine'),
     publicationGateMs: PUBLICATION_GATE_MS,
+    // The engine never reads the environment; the app arms the test failpoints from it.
+    failpoints: failpointsFromEnv(process.env[FAILPOINTS_ENV]),
   });
 }

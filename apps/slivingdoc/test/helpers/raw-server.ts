@@ -14,8 +14,12 @@ export class RawServer {
   #stderrRest = '';
   #waiters: (() => void)[] = [];
 
-  constructor(args: string[] = [], env: NodeJS.ProcessEnv = sandboxEnv()) {
-    this.child = spawn(process.execPath, [bin, 'serve', ...args], { env });
+  constructor(
+    args: string[] = [],
+    env: NodeJS.ProcessEnv = sandboxEnv(),
+    options: { cwd?: string } = {},
+  ) {
+    this.child = spawn(process.execPath, [bin, 'serve', ...args], { env, ...options });
     this.child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
       const parts = (this.#stdoutRest + chunk).split('\n');
       this.#stdoutRest = parts.pop() ?? '';
@@ -34,7 +38,21 @@ export class RawServer {
   }
 
   send(message: object): void {
-    this.child.stdin.write(`${JSON.stringify(message)}\n`);
+    this.sendLine(JSON.stringify(message));
+  }
+
+  /** Writes one raw line (not necessarily JSON). */
+  sendLine(line: string): void {
+    this.child.stdin.write(`${line}\n`);
+  }
+
+  /** Waits for the first stdout message (parsed) that `match` accepts. */
+  async message(match: (message: unknown) => boolean): Promise<unknown> {
+    for (;;) {
+      const found = this.stdoutLines.map((line) => JSON.parse(line) as unknown).find(match);
+      if (found !== undefined) return found;
+      await new Promise<void>((resolve) => this.#waiters.push(resolve));
+    }
   }
 
   /** Sends a request and waits for the response with its id. */
@@ -54,9 +72,9 @@ export class RawServer {
     }
   }
 
-  async initialize(): Promise<Record<string, unknown>> {
+  async initialize(protocolVersion = '2025-06-18'): Promise<Record<string, unknown>> {
     const response = await this.request(1, 'initialize', {
-      protocolVersion: '2025-06-18',
+      protocolVersion,
       capabilities: {},
       clientInfo: { name: 'raw-test', version: '0' },
     });

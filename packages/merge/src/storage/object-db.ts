@@ -1,4 +1,3 @@
-import { createFsFromVolume, Volume } from 'memfs';
 import { ObjectMissingError } from '../errors';
 import { type CommitData, decodeCommit, encodeCommit } from '../model/commit-codec';
 import {
@@ -101,7 +100,7 @@ const STAGED_LIMIT_BYTES = 32 * 1024 * 1024;
 
 /**
  * The one implementation of {@link ObjectDb}: a bare git directory over a file system (Node's
- * for P on disk, memfs for the in-memory variant), so both variants share every code path.
+ * for P on disk, memfs for the in-memory test variant in `testing.ts`), so both variants share every code path.
  * Objects are encoded, hashed and written by our own code (Node's zlib and crypto are several
  * times faster than isomorphic-git's pako path, see `loose-objects.ts` and `pack-format.ts`);
  * isomorphic-git reads them back and indexes packs with deltas.
@@ -119,13 +118,6 @@ export class GitObjectDb implements ObjectDb {
   /** A database over `fs` at `gitdir`, which must already hold `objects/pack`. */
   constructor(fs: GitFs, gitdir: string) {
     this.#dir = { fs, gitdir, cache: {} };
-  }
-
-  /** A database held entirely in memory (memfs). */
-  static inMemory(): GitObjectDb {
-    const fs = createFsFromVolume(new Volume());
-    fs.mkdirSync('/git/objects/pack', { recursive: true });
-    return new GitObjectDb(fs as unknown as GitFs, '/git');
   }
 
   async writeBlob(content: Uint8Array): Promise<Oid> {
@@ -303,9 +295,4 @@ export async function openObjectDb(opts: { gitdir: string }): Promise<ObjectDb> 
   const fs = privateModeFs();
   await fs.promises.mkdir(`${opts.gitdir}/objects/pack`, { recursive: true });
   return new GitObjectDb(fs as unknown as GitFs, opts.gitdir);
-}
-
-/** An object database held entirely in memory (tests, throwaway merges). */
-export function openMemoryObjectDb(): ObjectDb {
-  return GitObjectDb.inMemory();
 }

@@ -1,0 +1,35 @@
+import { createMcpServer, type StrictStdioServerTransport } from '@slivingdoc/mcp';
+import type { ObjectStore } from '@slivingdoc/store';
+import type { AppConfig } from '../config/types';
+import { VERSION } from '../version';
+import { trackInFlight } from './in-flight';
+import { processLogging } from './process-logging';
+import type { Roots } from './roots';
+import { startService } from './service';
+
+/**
+ * The part of `serve` that loads the engine, the MCP SDK and pino: a module of its own so
+ * the bundler puts it in a chunk `serve` imports only after it has started answering the
+ * first `initialize` (docs/hosts.md, "Start-up").
+ */
+export async function startMcpSession(init: {
+  config: AppConfig;
+  roots: Roots;
+  store: ObjectStore;
+  transport: StrictStdioServerTransport;
+}) {
+  const { config, roots, store, transport } = init;
+  const { scrubber, logging } = processLogging(roots.privateRoot);
+  transport.setLogger(logging.module('mcp'));
+  const tracked = trackInFlight(await startService(config, roots, store, logging));
+  const server = createMcpServer({
+    version: VERSION,
+    service: tracked.service,
+    logger: logging.module('mcp'),
+    scrubber,
+    duplicateKeys: transport.duplicateKeys,
+    // Without --actor / SLIVINGDOC_ACTOR, each client's clientInfo.name is its actor.
+    ...(config.actor !== undefined ? { actor: config.actor } : {}),
+  });
+  return { server, tracked, log: logging.module('app') };
+}
