@@ -26,8 +26,9 @@ export async function openStore(config: StoreConfig): Promise<ObjectStore> {
 
 /**
  * SPEC §7: every command that touches the store first proves it honours create-if-absent
- * and compare-and-swap. Failing (or being unable to run) the probe refuses startup with
- * INCOMPATIBLE_STORE (exit 3).
+ * and compare-and-swap. A definite wrong answer (or being unable to run the probe) refuses
+ * startup with INCOMPATIBLE_STORE (exit 3); a store that gave no trustworthy answer within
+ * the probe's retry budget refuses it as `store unreachable` (exit 1, docs/cli.md).
  */
 export async function probeStore(store: ObjectStore): Promise<void> {
   const { runProbe } = await import('@slivingdoc/store');
@@ -38,10 +39,15 @@ export async function probeStore(store: ObjectStore): Promise<void> {
     const detail = error instanceof Error ? error.message : String(error);
     throw new RefusalError('INCOMPATIBLE_STORE', `the compatibility probe failed: ${detail}`);
   }
-  if (!outcome.ok) {
+  if (outcome.ok) return;
+  if (outcome.verdict === 'unreachable') {
     throw new RefusalError(
-      'INCOMPATIBLE_STORE',
-      `the store failed the compatibility probe: ${outcome.reason}`,
+      'store unreachable',
+      `the compatibility probe could not reach the store: ${outcome.reason}`,
     );
   }
+  throw new RefusalError(
+    'INCOMPATIBLE_STORE',
+    `the store failed the compatibility probe: ${outcome.reason}`,
+  );
 }
