@@ -11,7 +11,13 @@ import { newUuidV7 } from './uuid';
  */
 export type ProbeResult =
   | { ok: true }
-  | { ok: false; verdict: 'incompatible' | 'unreachable'; reason: string };
+  | {
+      ok: false;
+      verdict: 'incompatible' | 'unreachable';
+      reason: string;
+      /** The failing store answer's status token, when it had one (`SlowDown`, `ENOSPC`). */
+      code?: string;
+    };
 
 /** How hard the probe tries before calling a store unreachable. */
 export interface ProbeOptions {
@@ -149,9 +155,15 @@ async function probeOnce(
     if (err instanceof ProbeFailure)
       return { kind: 'done', result: { ok: false, verdict: 'incompatible', reason: err.message } };
     if (err instanceof ProbeInterrupted) return { kind: 'interrupted', reason: err.message };
+    const code = isStoreError(err) && err.code !== 'INJECTED' ? err.code : undefined;
     return {
       kind: 'done',
-      result: { ok: false, verdict: 'incompatible', reason: describe(step, err) },
+      result: {
+        ok: false,
+        verdict: 'incompatible',
+        reason: describe(step, err),
+        ...(code === undefined ? {} : { code }),
+      },
     };
   } finally {
     if (mayExist) await deleteProbeKey(store, key, sleep);

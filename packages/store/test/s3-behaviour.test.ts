@@ -69,6 +69,7 @@ describe('S3 store against the real server (Ceph RADOS Gateway)', () => {
       ok: false,
       verdict: 'incompatible',
       reason: 'create-if-absent: access-denied (SignatureDoesNotMatch)',
+      code: 'SignatureDoesNotMatch',
     });
   });
 

@@ -24,6 +24,13 @@ export async function openStore(config: StoreConfig): Promise<ObjectStore> {
   });
 }
 
+/** The embedded store's local errno codes that are no incompatibility, with their detail. */
+const LOCAL_STORE_FAILURES: Readonly<Record<string, string>> = {
+  ENOSPC: 'disk full',
+  EDQUOT: 'disk full',
+  EROFS: 'read-only file system',
+};
+
 /**
  * SPEC §7: every command that touches the store first proves it honours create-if-absent
  * and compare-and-swap. A definite wrong answer (or being unable to run the probe) refuses
@@ -40,6 +47,14 @@ export async function probeStore(store: ObjectStore): Promise<void> {
     throw new RefusalError('INCOMPATIBLE_STORE', `the compatibility probe failed: ${detail}`);
   }
   if (outcome.ok) return;
+  const local =
+    outcome.code !== undefined && Object.hasOwn(LOCAL_STORE_FAILURES, outcome.code)
+      ? LOCAL_STORE_FAILURES[outcome.code]
+      : undefined;
+  if (local !== undefined) {
+    // The embedded store's own disk refused the write: nothing about the store is wrong.
+    throw new RefusalError('startup', `the store directory cannot be written: ${local}`);
+  }
   if (outcome.verdict === 'unreachable') {
     throw new RefusalError(
       'store unreachable',
