@@ -184,7 +184,7 @@ describe('slivingdoc startup through the fault proxy', () => {
     expect(run.stdout).toMatch(/^OK {2}generation 0 {2}/);
     expect(proxy.records.some((r) => r.action === 'reset-before')).toBe(true);
     expect(await keysUnder(vars.SLIVINGDOC_PREFIX)).toEqual([]);
-  });
+  }, 60_000);
 
   it('a store that stays unreachable gets its own one-line diagnostic and exit 1', async () => {
     proxy.setRules([{ key: PROBE, fault: { kind: 'reset-before' } }]);
