@@ -1,10 +1,12 @@
+import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, realpathSync, symlinkSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { createServer as createHttpServer } from 'node:http';
+import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import pkg from '../package.json' with { type: 'json' };
-import { assertBuilt, runBin, sandboxEnv } from './helpers/bin';
+import { assertBuilt, bin, runBin, sandboxEnv } from './helpers/bin';
 
 beforeAll(assertBuilt);
 
@@ -214,30 +216,76 @@ describe('configuration refusals exit 2 with one line', () => {
   });
 });
 
-describe('INCOMPATIBLE_STORE', () => {
-  it('a store that cannot pass the probe refuses startup with exit 3 and no secret', async () => {
-    // A loopback port that accepts nothing: the probe's first request fails.
-    const port = await new Promise<number>((resolve) => {
-      const server = createServer();
-      server.listen(0, '127.0.0.1', () => {
-        const address = server.address();
-        server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-      });
+/** A free loopback port that accepts nothing. */
+function closedPort(): Promise<number> {
+  return new Promise<number>((resolve) => {
+    const server = createServer();
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
     });
-    const secret = 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY';
-    const env = sandboxEnv({
-      AWS_ACCESS_KEY_ID: 'AKIAIOSFODNN7EXAMPLE',
-      AWS_SECRET_ACCESS_KEY: secret,
-      AWS_REGION: 'us-east-1',
-    });
+  });
+}
+
+const PROBE_SECRET = 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY';
+const probeEnv = () =>
+  sandboxEnv({
+    AWS_ACCESS_KEY_ID: 'AKIAIOSFODNN7EXAMPLE',
+    AWS_SECRET_ACCESS_KEY: PROBE_SECRET,
+    AWS_REGION: 'us-east-1',
+  });
+
+describe('startup store diagnostics', () => {
+  it('a store that stays unreachable is named so, exit 1, not INCOMPATIBLE_STORE', async () => {
+    const port = await closedPort();
     const line = expectRefusal(
       ['serve', '--bucket', 'notes', '--endpoint', `http://127.0.0.1:${port}`],
-      env,
-      'INCOMPATIBLE_STORE',
-      /probe/,
-      3,
+      probeEnv(),
+      'store unreachable',
+      /the compatibility probe could not reach the store: no answer could be trusted in 8 attempts; last: create-if-absent: unreachable \(ECONNREFUSED\)$/m,
+      1,
     );
-    expect(line).not.toContain(secret);
+    expect(line).not.toContain(PROBE_SECRET);
     expect(line).not.toContain('AKIAIOSFODNN7EXAMPLE');
-  });
+  }, 60_000);
+
+  it('a store giving a definite wrong answer refuses startup with exit 3 and no secret', async () => {
+    // An S3 look-alike that accepts every PUT: the second create-if-absent "succeeds".
+    const server = createHttpServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        res.writeHead(200, { etag: '"0123456789abcdef0123456789abcdef"' });
+        res.end();
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    try {
+      const run = await new Promise<{ code: number | null; stdout: string; stderr: string }>(
+        (resolve) => {
+          const child = spawn(
+            process.execPath,
+            [bin, 'serve', '--bucket', 'notes', '--endpoint', `http://127.0.0.1:${port}`],
+            { env: probeEnv(), stdio: ['ignore', 'pipe', 'pipe'] },
+          );
+          let stdout = '';
+          let stderr = '';
+          child.stdout.on('data', (c: Buffer) => {
+            stdout += c.toString();
+          });
+          child.stderr.on('data', (c: Buffer) => {
+            stderr += c.toString();
+          });
+          child.on('close', (code) => resolve({ code, stdout, stderr }));
+        },
+      );
+      expect(run.stdout).toBe('');
+      expect(run.stderr).toBe(
+        'slivingdoc: INCOMPATIBLE_STORE — the store failed the compatibility probe: second create-if-absent succeeded: the store ignores If-None-Match\n',
+      );
+      expect(run.code).toBe(3);
+    } finally {
+      server.close();
+    }
+  }, 60_000);
 });

@@ -120,7 +120,7 @@ export async function commitLocked(
     if (written.conflicts.length > 0) throw mergeConflict(conflictIssues(written.conflicts));
     return buildSuccess({
       path: ctx.dir,
-      generation: Number(baseline.generation),
+      generation: baseline.generation,
       files,
       sets: ctx.policy.sets,
     });

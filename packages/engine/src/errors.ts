@@ -13,8 +13,37 @@ import { ClosureError, PackError } from '@slivingdoc/merge';
 import { ManifestError, StoreError } from '@slivingdoc/store';
 import { LockTimeoutError } from '@slivingdoc/workspace';
 
-/** Maps a store failure outside a compare-and-swap onto STORAGE_FAILURE (SPEC §3). */
+/** The details of a local disk refusing the embedded store's writes (not a store outage). */
+const STORE_DISK_DETAILS: ReadonlySet<EngineDetail> = new Set([
+  'disk full',
+  'read-only file system',
+]);
+
+/**
+ * The fixed detail when `err` is the embedded store's own disk refusing a write (ENOSPC,
+ * EDQUOT, EROFS): nothing was written, and retrying cannot help until an operator acts.
+ */
+export function storeDiskDetail(err: StoreError): EngineDetail | undefined {
+  if (err.kind !== 'other') return undefined;
+  const detail = engineDetailFor(err);
+  return detail !== undefined && STORE_DISK_DETAILS.has(detail) ? detail : undefined;
+}
+
+/**
+ * Maps a store failure outside a compare-and-swap onto STORAGE_FAILURE (SPEC §3); the embedded
+ * store's full or read-only disk is ENGINE_FAILED · STORE_WRITE_FAILED with its fixed detail.
+ */
 export function storageFailure(err: StoreError): DomainError {
+  const disk = storeDiskDetail(err);
+  if (disk !== undefined) {
+    return new DomainError({
+      code: 'ENGINE_FAILED',
+      reason: 'STORE_WRITE_FAILED',
+      message: 'The store directory could not be written; nothing was published.',
+      detail: disk,
+      cause: err,
+    });
+  }
   switch (err.kind) {
     case 'unreachable':
       return new DomainError({
@@ -116,6 +145,67 @@ export function classifyKnown(err: unknown): DomainError | undefined {
 
 /** Where an unexpected failure happened, for the ENGINE_FAILED reason. */
 export type FailureSite = 'local' | 'private';
+
+/** The file system path a (possibly wrapped) errno failure names, if any. */
+function failedPath(err: unknown): string | undefined {
+  let value: unknown = err;
+  for (let depth = 0; depth < 8 && typeof value === 'object' && value !== null; depth += 1) {
+    const path = (value as { path?: unknown }).path;
+    if (typeof path === 'string') return path;
+    value = (value as { cause?: unknown }).cause;
+  }
+  return undefined;
+}
+
+/**
+ * Whether a failure hit P or L: a path below the private root is P (state, stat cache, object
+ * database, pack cache), whatever the stage; otherwise the materialize stage writes L.
+ */
+export function failureSite(
+  ctx: { cfg: { privateRoot: string } },
+  call: { stage: string },
+  err: unknown,
+): FailureSite {
+  const path = failedPath(err);
+  if (
+    path !== undefined &&
+    (path === ctx.cfg.privateRoot || path.startsWith(`${ctx.cfg.privateRoot}/`))
+  )
+    return 'private';
+  return call.stage === 'materialize' ? 'local' : 'private';
+}
+
+/**
+ * A catalogued local failure (a full disk) that interrupted the rewrite of L and also stopped
+ * its repair: ENGINE_FAILED on the side that failed, with the fixed detail. The recovery flag
+ * stays raised, so the first call after the operator frees space repairs L and P.
+ */
+export function localFailure(
+  cause: unknown,
+  site: FailureSite,
+  remoteAccepted: 'yes' | 'no' | 'unknown',
+): DomainError {
+  const detail = engineDetailFor(cause);
+  const published =
+    remoteAccepted === 'yes'
+      ? ' The commit itself was published.'
+      : remoteAccepted === 'unknown'
+        ? ' Whether the commit was published is unknown; a pull shows it.'
+        : '';
+  const next = ' Your files are kept as they are; the first call after this is fixed repairs it.';
+  return new DomainError({
+    code: 'ENGINE_FAILED',
+    reason: site === 'local' ? 'LOCAL_WRITE_FAILED' : 'PRIVATE_STATE_UNAVAILABLE',
+    message:
+      (site === 'local'
+        ? 'The notebook directory could not be written.'
+        : 'The private state could not be written.') +
+      published +
+      next,
+    ...(detail === undefined ? {} : { detail }),
+    cause,
+  });
+}
 
 /** An unclassified failure before L was touched: ENGINE_FAILED with a fixed detail when known. */
 export function engineFailure(cause: unknown, site: FailureSite): DomainError {

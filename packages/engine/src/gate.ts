@@ -8,7 +8,6 @@
  * attempts without the gate. Its holder never waits for another lock (the directory's lock is
  * taken before it), so it cannot deadlock, and the kernel frees it when its holder dies.
  */
-import { join } from 'node:path';
 import { acquireLock, LockTimeoutError, type Release } from '@slivingdoc/workspace';
 import type { CallState, DirContext } from './context';
 
@@ -48,19 +47,15 @@ export class PublicationGate {
     const { cfg } = this.ctx;
     if (cfg.publicationGateMs === 0) return undefined;
     try {
-      return await acquireLock(
-        publicationGateKey(cfg.store.identity),
-        // Used only where the abstract socket namespace does not exist (not Linux).
-        join(cfg.privateRoot, 'publication-gate.sock'),
-        {
-          timeoutMs: Math.max(0, this.#deadline - Date.now()),
-          ...(this.call.signal === undefined ? {} : { signal: this.call.signal }),
-        },
-      );
+      // Keyed by the store's identity, not P: writers with different private roots meet.
+      return await acquireLock(publicationGateKey(cfg.store.identity), {
+        timeoutMs: Math.max(0, this.#deadline - Date.now()),
+        ...(this.call.signal === undefined ? {} : { signal: this.call.signal }),
+      });
     } catch (err) {
       if (this.call.signal?.aborted) throw err;
-      // The gate is an optimisation: when it cannot be taken at all (say a socket file path
-      // too long for a non-Linux system), the attempt races as SPEC §9 describes.
+      // The gate is an optimisation: when it cannot be taken at all (say a lock directory
+      // path too long for a socket), the attempt races as SPEC §9 describes.
       if (!(err instanceof LockTimeoutError)) {
         cfg.logger.warn(
           { code: (err as NodeJS.ErrnoException).code },

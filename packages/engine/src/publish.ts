@@ -18,7 +18,7 @@ import {
 import type { Baseline } from './baseline';
 import { positionHeldByOther } from './chain';
 import type { CallState, DirContext } from './context';
-import { publicationUnproven, storageFailure } from './errors';
+import { publicationUnproven, storageFailure, storeDiskDetail } from './errors';
 import { FAILPOINT, failpoint } from './failpoints';
 import { type Current, type RemoteView, readCurrent, rememberVerified } from './remote';
 
@@ -208,9 +208,12 @@ export async function publishAttempt(
     resolution = await resolve(ctx, proposal, 'ambiguous');
   } else if (
     outcome instanceof StoreError &&
-    (outcome.kind === 'unreachable' || outcome.kind === 'access-denied')
+    (outcome.kind === 'unreachable' ||
+      outcome.kind === 'access-denied' ||
+      storeDiskDetail(outcome) !== undefined)
   ) {
-    // Refused before the request was sent (or rejected outright): nothing landed.
+    // Refused before the request was sent (or rejected outright, or the embedded store's disk
+    // refused the new version before linking it): nothing landed.
     call.remoteAccepted = 'no';
     throw storageFailure(outcome);
   } else {

@@ -30,7 +30,7 @@ export async function pullLocked(
   if (synced.local.problems.length > 0) throw unsupportedFiles(synced.local.problems);
   return buildSuccess({
     path: ctx.dir,
-    generation: Number(synced.remote.baseline.generation),
+    generation: synced.remote.baseline.generation,
     files: await diffstat(synced.local.entries, synced.final, ctx.db),
     sets: ctx.policy.sets,
   });

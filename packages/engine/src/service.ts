@@ -3,6 +3,7 @@ import { homedir } from 'node:os';
 import { join, sep } from 'node:path';
 import {
   DomainError,
+  engineDetailFor,
   isDomainError,
   type PathSets,
   type SuccessResult,
@@ -25,7 +26,7 @@ import { commitLocked } from './commit';
 import { type EngineConfig, resolveConfig } from './config';
 import { EngineConfigError } from './config-error';
 import { type CallState, type DirContext, newCall, TreeCache } from './context';
-import { classifyKnown, engineFailure, isAbort } from './errors';
+import { classifyKnown, engineFailure, failureSite, isAbort, localFailure } from './errors';
 import { type PublicationRecord, readHistory } from './history';
 import { type ProgressListener, withProgress } from './progress';
 import { pullLocked } from './pull';
@@ -283,7 +284,7 @@ export async function createNotebookService(config: EngineConfig): Promise<Noteb
       const known = classifyKnown(err);
       if (known !== undefined) throw known;
       cfg.logger.error({ err, stage: call.stage }, 'unexpected engine failure');
-      throw engineFailure(err, call.stage === 'materialize' ? 'local' : 'private');
+      throw engineFailure(err, failureSite(ctx, call, err));
     } finally {
       await release();
     }
@@ -308,6 +309,11 @@ export async function createNotebookService(config: EngineConfig): Promise<Noteb
       resynchronized = true;
     } catch (err) {
       cfg.logger.error({ err }, 'repair failed; the recovery flag stays for the next call');
+    }
+    // A full disk (or another catalogued local cause) that also stopped the repair is the
+    // operator's to fix: say which side and why, not "unexpected" (the flag stays for later).
+    if (!resynchronized && engineDetailFor(cause) !== undefined) {
+      return localFailure(cause, failureSite(ctx, failed, cause), failed.remoteAccepted);
     }
     return new DomainError({
       code: 'RECOVERY_FAILURE',

@@ -1,6 +1,6 @@
 /**
  * The publication gate is an optimisation: when its lock cannot be taken at all (here a fault
- * injected into `acquireLock`, as a socket path too long for a non-Linux system would raise),
+ * injected into `acquireLock`, as a lock directory path too long for a socket would raise),
  * the commit publishes without it and says so in a warning that names no path.
  */
 import { createMemoryStore } from '@slivingdoc/store';
@@ -10,7 +10,7 @@ import { participant, put } from './helpers';
 vi.mock('@slivingdoc/workspace', async (importOriginal) => ({
   ...(await importOriginal<typeof import('@slivingdoc/workspace')>()),
   acquireLock: async () => {
-    throw Object.assign(new Error('listen ENAMETOOLONG /private/root/publication-gate.sock'), {
+    throw Object.assign(new Error('listen ENAMETOOLONG /run/user/1000/slivingdoc/0123.sock'), {
       code: 'ENAMETOOLONG',
     });
   },

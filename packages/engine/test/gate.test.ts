@@ -4,7 +4,6 @@
  * budget is spent races without the gate; a wait can be cancelled.
  */
 import { randomUUID } from 'node:crypto';
-import { join } from 'node:path';
 import { createMemoryStore, type MemoryStore } from '@slivingdoc/store';
 import { acquireLock } from '@slivingdoc/workspace';
 import { describe, expect, it } from 'vitest';
@@ -27,11 +26,7 @@ async function aliceWhileGateHeld(publicationGateMs: number) {
   const alice = await participant(store, { publicationGateMs });
   await alice.service.pull({});
   await put(alice.dir, 'a.md', 'a\n');
-  const held = await acquireLock(
-    publicationGateKey(store.identity),
-    join(alice.privateRoot, 'held.sock'),
-    { timeoutMs: 1_000 },
-  );
+  const held = await acquireLock(publicationGateKey(store.identity), { timeoutMs: 1_000 });
   return { store, alice, held };
 }
 
@@ -58,7 +53,7 @@ describe('publication gate', () => {
     // Inside the gate `current` is read once per attempt: no local writer can move it between
     // that read and the CAS, so the re-read before the upload is skipped.
     expect(currentReads(store)).toBe(writers.length);
-    const generations = results.map((r) => r.generation).sort((a, b) => a - b);
+    const generations = results.map((r) => Number(r.generation)).sort((a, b) => a - b);
     expect(generations).toEqual(writers.map((_, i) => i + 2));
   });
 

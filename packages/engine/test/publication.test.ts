@@ -49,7 +49,7 @@ describe('optimistic publication', () => {
           return w.service.commit({ message: `w${i} r${round}` });
         }),
       );
-      for (const r of results) generations.push(r.generation);
+      for (const r of results) generations.push(Number(r.generation));
     }
     const sorted = [...generations].sort((a, b) => a - b);
     expect(sorted).toEqual(Array.from({ length: 40 }, (_, i) => i + 2));

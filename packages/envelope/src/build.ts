@@ -22,12 +22,27 @@ function assertCount(value: number, what: string): void {
     throw new RangeError(`${what} must be a non-negative integer, got ${value}`);
 }
 
+const U64_MAX = (1n << 64n) - 1n;
+
+/**
+ * A generation as results report it: a number while doubles hold it exactly, else the exact
+ * decimal string, so a client never sees a rounded (wrong) generation.
+ */
+export function reportedGeneration(value: bigint | number): number | string {
+  if (typeof value === 'number') {
+    assertCount(value, 'generation');
+    return value;
+  }
+  if (value < 0n || value > U64_MAX) throw new RangeError(`generation out of range: ${value}`);
+  return value <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(value) : value.toString();
+}
+
 /** What a success result is built from. */
 export interface BuildSuccessInit {
   /** The resolved notebook directory the operation ran against. */
   path: string;
-  /** The accepted remote generation after the operation. */
-  generation: number;
+  /** The accepted remote generation after the operation (unsigned 64-bit). */
+  generation: bigint | number;
   /** The per-file diffstat, in any order. */
   files: FileStat[];
   /** The configured path sets. */
@@ -39,7 +54,7 @@ export interface BuildSuccessInit {
  * their path, totals computed from them, both set arrays always present.
  */
 export function buildSuccess(init: BuildSuccessInit): SuccessResult {
-  assertCount(init.generation, 'generation');
+  const generation = reportedGeneration(init.generation);
   const files = init.files
     .map(({ path, insertions, deletions }) => {
       assertCount(insertions, `insertions of ${path}`);
@@ -50,7 +65,7 @@ export function buildSuccess(init: BuildSuccessInit): SuccessResult {
   return {
     code: 'OK',
     path: init.path,
-    generation: init.generation,
+    generation,
     filesChanged: files.length,
     insertions: files.reduce((sum, f) => sum + f.insertions, 0),
     deletions: files.reduce((sum, f) => sum + f.deletions, 0),

@@ -253,6 +253,11 @@ export const CATALOGUE = {
         retryable: false,
         when: 'the notebook directory cannot be written (disk full, permissions, read-only file system)',
       },
+      STORE_WRITE_FAILED: {
+        action: 'CONTACT_OPERATOR',
+        retryable: false,
+        when: 'the embedded store’s directory cannot be written (disk full, read-only file system); nothing was published',
+      },
     },
   },
 } as const satisfies Record<string, CodeSpec>;

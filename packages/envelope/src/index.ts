@@ -1,4 +1,10 @@
-export { type BuildSuccessInit, buildError, buildSuccess, normaliseRanges } from './build';
+export {
+  type BuildSuccessInit,
+  buildError,
+  buildSuccess,
+  normaliseRanges,
+  reportedGeneration,
+} from './build';
 export {
   ACTIONS,
   type Action,

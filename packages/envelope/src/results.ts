@@ -30,7 +30,12 @@ export interface PathSets {
 export interface SuccessResult {
   code: 'OK';
   path: string;
-  generation: number;
+  /**
+   * The accepted remote generation: a JSON number while it is exact in IEEE-754 doubles
+   * (≤ 2^53 − 1), else its exact decimal digits as a string (generations are unsigned 64-bit;
+   * docs/interfaces.md).
+   */
+  generation: number | string;
   filesChanged: number;
   insertions: number;
   deletions: number;

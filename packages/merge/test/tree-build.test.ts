@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { type ObjectDb, type Oid, TreeError } from '../src/index';
-import { GitObjectDb } from '../src/storage/object-db';
+import type { GitObjectDb } from '../src/storage/object-db';
 import { rebuildTree, type TreeIo } from '../src/storage/tree-build';
 import { openMemoryObjectDb } from '../src/testing';
 import { utf8 } from './git-oracle';

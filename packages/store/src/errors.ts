@@ -26,15 +26,22 @@ export class StoreError extends Error {
   readonly kind: StoreErrorKind;
   /** A short stable token naming the store's own answer (`412`, `AccessDenied`, `ECONNRESET`). */
   readonly code: string | undefined;
+  /**
+   * True when asking again may well succeed: always for `ambiguous` and `unreachable`; for
+   * `other` when the store said so (5xx, throttling, a reset or timeout of a read), never for
+   * a definite answer or a local I/O error.
+   */
+  readonly transient: boolean;
 
   constructor(
     kind: StoreErrorKind,
     message: string,
-    opts: { code?: string; cause?: unknown } = {},
+    opts: { code?: string; cause?: unknown; transient?: boolean } = {},
   ) {
     super(message, opts.cause === undefined ? undefined : { cause: opts.cause });
     this.kind = kind;
     this.code = opts.code;
+    this.transient = kind === 'ambiguous' || kind === 'unreachable' || opts.transient === true;
   }
 }
 

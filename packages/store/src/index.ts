@@ -46,7 +46,7 @@ export {
   type ListedObject,
   type ObjectStore,
 } from './object-store';
-export { type ProbeResult, runProbe } from './probe';
+export { type ProbeOptions, type ProbeResult, runProbe } from './probe';
 export { createEmbeddedStore } from './stores/embedded';
 export {
   createMemoryStore,

@@ -1,12 +1,49 @@
-import { isStoreError } from './errors';
+import { isStoreError, type StoreError } from './errors';
 import { probeKey } from './keys';
 import type { EtagForm, ObjectStore } from './object-store';
 import { newUuidV7 } from './uuid';
 
-/** The probe's verdict; `reason` is one redacted line (no key, credential or path in it). */
-export type ProbeResult = { ok: true } | { ok: false; reason: string };
+/**
+ * The probe's verdict; `reason` is one redacted line (no key, credential or path in it).
+ * `incompatible`: the store gave a definite wrong answer (INCOMPATIBLE_STORE). `unreachable`:
+ * every attempt within the budget ended in a transient failure, so nothing was proven either
+ * way.
+ */
+export type ProbeResult =
+  | { ok: true }
+  | {
+      ok: false;
+      verdict: 'incompatible' | 'unreachable';
+      reason: string;
+      /** The failing store answer's status token, when it had one (`SlowDown`, `ENOSPC`). */
+      code?: string;
+    };
 
+/** How hard the probe tries before calling a store unreachable. */
+export interface ProbeOptions {
+  /** Most attempts, each on a fresh probe key (default 8). */
+  attempts?: number;
+  /** No attempt starts once this many milliseconds have passed since the first (default 60 s). */
+  budgetMs?: number;
+  /** Sleeps between attempts; tests pass one that does not wait. */
+  sleep?: (ms: number) => Promise<void>;
+  /** The clock the budget is measured on (default `Date.now`). */
+  now?: () => number;
+  /** Jitter source in [0, 1) (default `Math.random`). */
+  random?: () => number;
+}
+
+const DEFAULT_ATTEMPTS = 8;
+const DEFAULT_BUDGET_MS = 60_000;
+const FIRST_BACKOFF_MS = 200;
+const MAX_BACKOFF_MS = 2_000;
+const DELETE_ATTEMPTS = 3;
+
+/** A definite wrong answer: the store is not compatible. */
 class ProbeFailure extends Error {}
+
+/** A transient failure of one attempt: worth a fresh attempt on a fresh key. */
+class ProbeInterrupted extends Error {}
 
 function fail(reason: string): never {
   throw new ProbeFailure(reason);
@@ -31,44 +68,148 @@ function wrongEtag(etag: string): string {
   return etag.replace(bare, `${bare.slice(0, -1)}${last}`);
 }
 
+const realSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
 /**
  * The compatibility probe (SPEC §7), run at startup of every command that touches the store.
  * Under `probe/<uuidv7>` it proves: create-if-absent succeeds once and fails the second time;
  * the bytes and ETag read back; a wrong-ETag replace fails and changes nothing; a right-ETag
  * replace succeeds and is read back immediately. On a store that takes an ETag form (S3), it
- * tries the current form, then the other, and keeps the one the store honours. The probe key
- * is deleted afterwards, also after a failure. Never throws for a store failure: a store that
- * fails any step is `{ ok: false, reason }`.
+ * tries the current form, then the other, and keeps the one the store honours.
+ *
+ * A transient failure (a timeout, a reset, a 5xx, throttling, an ambiguous answer to a
+ * conditional write) never counts as a wrong answer: the half-known state of that attempt is
+ * abandoned and the probe starts over on a fresh key after a backoff, within a bounded number
+ * of attempts and time. Each attempt's key is deleted afterwards whenever the store lets us,
+ * also after a refusal or an interrupted attempt. Never throws for a store failure.
  */
-export async function runProbe(store: ObjectStore): Promise<ProbeResult> {
+export async function runProbe(
+  store: ObjectStore,
+  options: ProbeOptions = {},
+): Promise<ProbeResult> {
+  const attempts = options.attempts ?? DEFAULT_ATTEMPTS;
+  const budgetMs = options.budgetMs ?? DEFAULT_BUDGET_MS;
+  const sleep = options.sleep ?? realSleep;
+  const now = options.now ?? Date.now;
+  const random = options.random ?? Math.random;
+  const started = now();
+  let last = '';
+  for (let attempt = 1; ; attempt += 1) {
+    const outcome = await probeOnce(store, sleep);
+    if (outcome.kind !== 'interrupted') return outcome.result;
+    last = outcome.reason;
+    if (attempt >= attempts || now() - started >= budgetMs) {
+      const tries = attempt === 1 ? '1 attempt' : `${attempt} attempts`;
+      return {
+        ok: false,
+        verdict: 'unreachable',
+        reason: `no answer could be trusted in ${tries}; last: ${last}`,
+      };
+    }
+    await sleep(backoffMs(attempt, random));
+  }
+}
+
+/** Half to all of 200 ms doubling per attempt, at most 2 s. */
+function backoffMs(attempt: number, random: () => number): number {
+  const ceiling = Math.min(MAX_BACKOFF_MS, FIRST_BACKOFF_MS * 2 ** (attempt - 1));
+  return Math.floor(ceiling * (0.5 + random() / 2));
+}
+
+type Attempt = { kind: 'done'; result: ProbeResult } | { kind: 'interrupted'; reason: string };
+
+/** One probe on a fresh key; a transient failure interrupts it. */
+async function probeOnce(
+  store: ObjectStore,
+  sleep: (ms: number) => Promise<void>,
+): Promise<Attempt> {
   const key = probeKey(newUuidV7());
   const first = new TextEncoder().encode(`slivingdoc probe ${key} 1`);
   const second = new TextEncoder().encode(`slivingdoc probe ${key} 2`);
-  let created = false;
+  // Any answer but "never reached the store" may leave the key behind (a lost answer to a
+  // create that landed), so it is deleted afterwards.
+  let mayExist = true;
   let step = 'create-if-absent';
+  const onStep = (s: string) => {
+    step = s;
+  };
   try {
-    const { etag } = await store.createIfAbsent(key, first);
-    created = true;
-    step = 'second create-if-absent';
-    try {
-      await store.createIfAbsent(key, second);
-      fail('second create-if-absent succeeded: the store ignores If-None-Match');
-    } catch (err) {
-      if (!isStoreError(err, 'precondition-failed')) throw err;
-    }
-    step = 'read back';
-    const read = await store.get(key);
+    const { etag } = await interruptible(
+      step,
+      store.createIfAbsent(key, first).catch((err: unknown) => {
+        if (isStoreError(err, 'unreachable')) mayExist = false;
+        throw err;
+      }),
+    );
+    onStep('second create-if-absent');
+    await expectPrecondition(step, store.createIfAbsent(key, second), () =>
+      fail('second create-if-absent succeeded: the store ignores If-None-Match'),
+    );
+    onStep('read back');
+    const read = await interruptible(step, store.get(key));
     if (!read || !sameBytes(read.body, first)) fail('read back: bytes differ from the write');
     if (read.etag !== etag) fail('read back: ETag differs from the write');
-    await proveReplace(store, key, etag, second, (s) => {
-      step = s;
-    });
-    return { ok: true };
+    await proveReplace(store, key, etag, second, onStep);
+    return { kind: 'done', result: { ok: true } };
   } catch (err) {
-    if (err instanceof ProbeFailure) return { ok: false, reason: err.message };
-    return { ok: false, reason: describe(step, err) };
+    if (err instanceof ProbeFailure)
+      return { kind: 'done', result: { ok: false, verdict: 'incompatible', reason: err.message } };
+    if (err instanceof ProbeInterrupted) return { kind: 'interrupted', reason: err.message };
+    const code = isStoreError(err) && err.code !== 'INJECTED' ? err.code : undefined;
+    return {
+      kind: 'done',
+      result: {
+        ok: false,
+        verdict: 'incompatible',
+        reason: describe(step, err),
+        ...(code === undefined ? {} : { code }),
+      },
+    };
   } finally {
-    if (created) await store.deleteMany([key]).catch(() => undefined);
+    if (mayExist) await deleteProbeKey(store, key, sleep);
+  }
+}
+
+/** Awaits a store call; a transient failure becomes an interruption of the attempt. */
+async function interruptible<T>(step: string, call: Promise<T>): Promise<T> {
+  try {
+    return await call;
+  } catch (err) {
+    if (isStoreError(err) && (err as StoreError).transient)
+      throw new ProbeInterrupted(describe(step, err));
+    throw err;
+  }
+}
+
+/** A conditional write that must be refused with a precondition failure. */
+async function expectPrecondition(
+  step: string,
+  call: Promise<unknown>,
+  onSuccess: () => never,
+): Promise<void> {
+  try {
+    await interruptible(step, call);
+  } catch (err) {
+    if (isStoreError(err, 'precondition-failed')) return;
+    throw err;
+  }
+  onSuccess();
+}
+
+/** Deletes a probe key, retrying transient failures a few times; a failure is not a verdict. */
+async function deleteProbeKey(
+  store: ObjectStore,
+  key: string,
+  sleep: (ms: number) => Promise<void>,
+): Promise<void> {
+  for (let attempt = 1; attempt <= DELETE_ATTEMPTS; attempt += 1) {
+    try {
+      await store.deleteMany([key]);
+      return;
+    } catch (err) {
+      if (!isStoreError(err) || !err.transient || attempt === DELETE_ATTEMPTS) return;
+      await sleep(FIRST_BACKOFF_MS * attempt);
+    }
   }
 }
 
@@ -86,24 +227,24 @@ async function proveReplace(
   for (const form of forms) {
     if (form) store.useEtagForm!(form);
     onStep('wrong-ETag replace');
-    try {
-      await store.replaceIfMatch(key, body, wrongEtag(etag));
-      fail('wrong-ETag replace succeeded: the store ignores If-Match');
-    } catch (err) {
-      if (!isStoreError(err, 'precondition-failed')) throw err;
-    }
-    const after = await store.get(key);
+    await expectPrecondition(
+      'wrong-ETag replace',
+      store.replaceIfMatch(key, body, wrongEtag(etag)),
+      () => fail('wrong-ETag replace succeeded: the store ignores If-Match'),
+    );
+    onStep('read after wrong-ETag replace');
+    const after = await interruptible('read after wrong-ETag replace', store.get(key));
     if (!after || after.etag !== etag) fail('wrong-ETag replace changed the object');
     onStep('right-ETag replace');
     let replaced: { etag: string };
     try {
-      replaced = await store.replaceIfMatch(key, body, etag);
+      replaced = await interruptible('right-ETag replace', store.replaceIfMatch(key, body, etag));
     } catch (err) {
       if (isStoreError(err, 'precondition-failed')) continue; // try the other form
       throw err;
     }
     onStep('read after replace');
-    const read = await store.get(key);
+    const read = await interruptible('read after replace', store.get(key));
     if (!read || !sameBytes(read.body, body) || read.etag !== replaced.etag) {
       fail('read after replace: the new bytes are not visible immediately');
     }

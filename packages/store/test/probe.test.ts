@@ -2,9 +2,50 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createEmbeddedStore, createMemoryStore, runProbe } from '../src';
+import {
+  createEmbeddedStore,
+  createMemoryStore,
+  type MemoryStore,
+  type ObjectStore,
+  runProbe,
+  StoreError,
+} from '../src';
 
 const dirs: string[] = [];
+
+/** Backoff that records what it would wait instead of waiting. */
+function noWait() {
+  const waits: number[] = [];
+  return { waits, options: { sleep: async (ms: number) => void waits.push(ms), random: () => 0 } };
+}
+
+type Op = 'createIfAbsent' | 'get' | 'replaceIfMatch';
+
+/**
+ * The store with a fault on the `nth` call (1-based) of `op`: `lose` applies the call and then
+ * answers ambiguous, `reset` answers ambiguous with no effect, `5xx` a transient failure.
+ */
+function faultOnCall(store: MemoryStore, op: Op, nth: number, fault: 'lose' | 'reset' | '5xx') {
+  let seen = 0;
+  const original = store[op].bind(store) as (...args: unknown[]) => Promise<unknown>;
+  const wrapped = async (...args: unknown[]) => {
+    seen += 1;
+    if (seen !== nth) return original(...args);
+    if (fault === 'lose') {
+      await original(...args).catch(() => undefined);
+      throw new StoreError('ambiguous', `${op}: response lost`, { code: 'ECONNRESET' });
+    }
+    if (fault === 'reset')
+      throw new StoreError('ambiguous', `${op}: reset`, { code: 'ECONNRESET' });
+    throw new StoreError('other', `${op}: 503 SlowDown`, { code: 'SlowDown', transient: true });
+  };
+  return { ...store, [op]: wrapped } as ObjectStore;
+}
+
+/** The distinct probe keys the store saw, in order. */
+function probeKeys(store: MemoryStore): string[] {
+  return [...new Set(store.calls.flatMap((c) => c.keys))];
+}
 afterAll(async () => {
   await Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true })));
 });
@@ -38,6 +79,7 @@ describe('compatibility probe', () => {
     const verdict = await runProbe(createMemoryStore({ ignorePreconditions: true }));
     expect(verdict).toEqual({
       ok: false,
+      verdict: 'incompatible',
       reason: 'second create-if-absent succeeded: the store ignores If-None-Match',
     });
   });
@@ -53,29 +95,112 @@ describe('compatibility probe', () => {
     const verdict = await runProbe(wrapped);
     expect(verdict).toEqual({
       ok: false,
+      verdict: 'incompatible',
       reason: 'wrong-ETag replace succeeded: the store ignores If-Match',
     });
     const probeKey = store.calls[0]!.keys[0]!;
     expect(store.calls.at(-1)).toEqual({ op: 'deleteMany', keys: [probeKey] });
   });
 
-  it('names the failing step and the kind of store error, and deletes the probe key', async () => {
+  it('names the failing step and the kind of a definite store error, and deletes the probe key', async () => {
     const store = createMemoryStore();
     store.inject({ op: 'get', action: { type: 'fail', kind: 'access-denied' } });
-    expect(await runProbe(store)).toEqual({ ok: false, reason: 'read back: access-denied' });
+    expect(await runProbe(store)).toEqual({
+      ok: false,
+      verdict: 'incompatible',
+      reason: 'read back: access-denied',
+    });
     expect(store.calls.at(-1)?.op).toBe('deleteMany');
+    expect(store.calls.filter((c) => c.op === 'createIfAbsent')).toHaveLength(2);
   });
 
-  it('reports a store that cannot even create the probe key', async () => {
+  it('an unreachable store is retried with backoff, then reported unreachable, not incompatible', async () => {
     const store = createMemoryStore();
+    store.inject({
+      op: 'createIfAbsent',
+      times: 100,
+      action: { type: 'fail', kind: 'unreachable' },
+    });
+    const { waits, options } = noWait();
+    expect(await runProbe(store, { ...options, attempts: 5 })).toEqual({
+      ok: false,
+      verdict: 'unreachable',
+      reason: 'no answer could be trusted in 5 attempts; last: create-if-absent: unreachable',
+    });
+    // Four backoffs between five attempts, doubling; each attempt on its own fresh key.
+    expect(waits).toEqual([100, 200, 400, 800]);
+    const creates = store.calls.filter((c) => c.op === 'createIfAbsent');
+    expect(creates).toHaveLength(5);
+    expect(new Set(creates.map((c) => c.keys[0])).size).toBe(5);
+    // A create that never reached the store left nothing to delete.
+    expect(store.calls.some((c) => c.op === 'deleteMany')).toBe(false);
+  });
+
+  it('stops at the time budget even when attempts remain', async () => {
+    const store = createMemoryStore();
+    store.inject({
+      op: 'get',
+      times: 100,
+      action: { type: 'fail', kind: 'other', transient: true },
+    });
+    let clock = 0;
+    const verdict = await runProbe(store, {
+      attempts: 100,
+      budgetMs: 10_000,
+      now: () => clock,
+      random: () => 0,
+      sleep: async (ms) => {
+        clock += ms + 3_000;
+      },
+    });
+    expect(verdict).toMatchObject({ ok: false, verdict: 'unreachable' });
+    // Attempts start at 0, 3.1, 6.3 and 9.7 s, and a fifth at 13.5 s (over 10 s) is the last.
+    expect(probeKeys(store)).toHaveLength(5);
+  });
+
+  for (const [name, op, nth, fault] of [
+    ['a lost response to the first create-if-absent', 'createIfAbsent', 1, 'lose'],
+    ['a reset of the first create-if-absent', 'createIfAbsent', 1, 'reset'],
+    ['a lost response to the second create-if-absent', 'createIfAbsent', 2, 'lose'],
+    ['a 5xx on the read back', 'get', 1, '5xx'],
+    ['a reset of the wrong-ETag replace', 'replaceIfMatch', 1, 'reset'],
+    ['a throttled read after the wrong-ETag replace', 'get', 2, '5xx'],
+    ['a lost response to the right-ETag replace', 'replaceIfMatch', 2, 'lose'],
+    ['a throttled read after the replace', 'get', 3, '5xx'],
+  ] as const) {
+    it(`${name} restarts the probe on a fresh key and passes; no probe key is left`, async () => {
+      const store = createMemoryStore();
+      const { waits, options } = noWait();
+      expect(await runProbe(faultOnCall(store, op, nth, fault), options)).toEqual({ ok: true });
+      expect(waits).toEqual([100]);
+      const keys = probeKeys(store);
+      expect(keys).toHaveLength(2);
+      for (const key of keys) expect(await store.get(key)).toBeUndefined();
+      // Both attempts' keys were deleted, the interrupted one included.
+      const deleted = store.calls.filter((c) => c.op === 'deleteMany').flatMap((c) => c.keys);
+      expect(deleted).toEqual(keys);
+    });
+  }
+
+  it('a 5xx on the key delete is retried; the verdict stands', async () => {
+    const store = createMemoryStore();
+    store.inject({ op: 'deleteMany', action: { type: 'fail', kind: 'other', transient: true } });
+    const { options } = noWait();
+    expect(await runProbe(store, options)).toEqual({ ok: true });
+    const key = probeKeys(store)[0]!;
+    expect(store.calls.filter((c) => c.op === 'deleteMany')).toHaveLength(2);
+    expect(await store.get(key)).toBeUndefined();
+  });
+
+  it('a definite refusal after an interrupted attempt is still INCOMPATIBLE, and both keys go', async () => {
+    const store = createMemoryStore({ ignorePreconditions: true });
     store.inject({ op: 'createIfAbsent', action: { type: 'fail', kind: 'unreachable' } });
-    expect(await runProbe(store)).toEqual({ ok: false, reason: 'create-if-absent: unreachable' });
-    expect(store.calls.map((c) => c.op)).toEqual(['createIfAbsent']);
-  });
-
-  it('treats an ambiguous answer to a conditional write as a failure, never a pass', async () => {
-    const store = createMemoryStore();
-    store.inject({ op: 'replaceIfMatch', action: { type: 'fail', kind: 'ambiguous' } });
-    expect(await runProbe(store)).toEqual({ ok: false, reason: 'wrong-ETag replace: ambiguous' });
+    const { options } = noWait();
+    expect(await runProbe(store, options)).toEqual({
+      ok: false,
+      verdict: 'incompatible',
+      reason: 'second create-if-absent succeeded: the store ignores If-None-Match',
+    });
+    for (const key of probeKeys(store)) expect(await store.get(key)).toBeUndefined();
   });
 });

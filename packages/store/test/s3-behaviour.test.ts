@@ -11,6 +11,7 @@ import {
   MULTIPART_THRESHOLD,
   newUuidV7,
   runProbe,
+  type StoreError,
 } from '../src';
 import { credentialsOf, freshBucket, rawClient, requireS3 } from './s3-env';
 
@@ -66,7 +67,9 @@ describe('S3 store against the real server (Ceph RADOS Gateway)', () => {
     const verdict = await runProbe(store);
     expect(verdict).toEqual({
       ok: false,
+      verdict: 'incompatible',
       reason: 'create-if-absent: access-denied (SignatureDoesNotMatch)',
+      code: 'SignatureDoesNotMatch',
     });
   });
 
@@ -218,10 +221,18 @@ describe('S3 store error semantics (loopback fake server for the faults)', () =>
     expect((err as Error).message).toBe('get: 403 AccessDenied');
   });
 
-  it('a 5xx on a read is other, not ambiguous', async () => {
+  it('a 5xx on a read is other, not ambiguous, and worth asking again', async () => {
     const { store } = await storeOn((_req, res) => s3Error(res, 503, 'SlowDown'));
     const err = await rejection(store.list('packs/'));
     expect(isStoreError(err, 'other')).toBe(true);
+    expect((err as StoreError).transient).toBe(true);
+  });
+
+  it('a 501 NotImplemented is a definite answer, even to a conditional write', async () => {
+    const { store } = await storeOn((_req, res) => s3Error(res, 501, 'NotImplemented'));
+    const err = await rejection(store.createIfAbsent('current', text('a')));
+    expect(isStoreError(err, 'other')).toBe(true);
+    expect((err as StoreError).transient).toBe(false);
   });
 
   it('a refused connection is unreachable', async () => {

@@ -1,4 +1,4 @@
-import { DomainError, type FileIssue } from '@slivingdoc/envelope';
+import { DomainError, engineDetailFor, type FileIssue } from '@slivingdoc/envelope';
 
 /** The file reasons a scan reports (a subset of the envelope's `FileReason`; SPEC §3/§4). */
 export type ScanReason =
@@ -79,5 +79,37 @@ export class StateError extends Error {
     message: string,
   ) {
     super(`Invalid state.json: ${message}`);
+  }
+}
+
+/**
+ * P cannot be used at all: the private root (or a directory P needs below it) cannot be
+ * created, opened or listed — it is a regular file, unreadable, on a full or read-only disk.
+ * ENGINE_FAILED · PRIVATE_STATE_UNAVAILABLE (CONTACT_OPERATOR), with the fixed detail when the
+ * errno is one of the catalogue's. A corrupt P is repaired instead and never raises this.
+ */
+export class PrivateStateUnavailableError extends DomainError<'ENGINE_FAILED'> {
+  constructor(cause: unknown) {
+    const detail = engineDetailFor(cause);
+    super({
+      code: 'ENGINE_FAILED',
+      reason: 'PRIVATE_STATE_UNAVAILABLE',
+      message:
+        'The private state cannot be read or written; the notebook directory was left untouched.',
+      ...(detail === undefined ? {} : { detail }),
+      cause,
+    });
+    this.name = 'PrivateStateUnavailableError';
+  }
+}
+
+/** Runs `work`; any failure becomes a {@link PrivateStateUnavailableError}. */
+export async function privateStateUsable<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    throw error instanceof PrivateStateUnavailableError
+      ? error
+      : new PrivateStateUnavailableError(error);
   }
 }

@@ -2,12 +2,19 @@ export {
   ConcurrentEditError,
   InvalidChangeError,
   LockTimeoutError,
+  PrivateStateUnavailableError,
   type ScanProblem,
   type ScanReason,
   StateError,
   type StateErrorKind,
 } from './errors';
-export { acquireLock, type LockOptions, type Release } from './lock';
+export {
+  acquireLock,
+  type LockOptions,
+  lockAddress,
+  lockDirectory,
+  type Release,
+} from './lock';
 export { ChangeMonitor, type ChangeMonitorOptions } from './monitor';
 export {
   hasStateRecord,

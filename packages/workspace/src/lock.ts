@@ -1,8 +1,11 @@
-import { createHash } from 'node:crypto';
-import { unlink } from 'node:fs/promises';
 import { connect, createServer, type Server, type Socket } from 'node:net';
+import { dirname } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { LockTimeoutError } from './errors';
+import { ensureLockDirectory, lockAddress } from './lock-dir';
+import { takeOver } from './lock-takeover';
+
+export { lockAddress, lockDirectory } from './lock-dir';
 
 /** Releases a lock; idempotent. */
 export type Release = () => Promise<void>;
@@ -20,25 +23,23 @@ const queues = new Map<string, Promise<void>>();
 /**
  * Serialises calls for `key` inside this process (FIFO), then across processes.
  *
- * The cross-process lock is a listening Unix socket in Linux's abstract namespace, named
- * after `key`: bind(2) is exclusive, and the kernel releases the name the instant its holder
- * dies, SIGKILL included — so there is no lock file that a killed holder could leave behind
- * and no liveness guess (pid reuse) to get wrong. Limits: the abstract namespace is per
- * network namespace, so processes in different network namespaces sharing one P do not
- * exclude each other; and it exists on Linux only (elsewhere a socket file under P takes its
- * place, whose stale file is removed only after a refused connection proves nobody listens).
- * Throws {@link LockTimeoutError} after `timeoutMs`, or the signal's reason when aborted.
+ * The cross-process lock is a Unix socket listening at {@link lockAddress}(key), in a
+ * directory only this user can enter ({@link lockDirectory}, 0700, verified before use): bind
+ * is exclusive, and no other local user can bind, squat or even connect to the name. While
+ * its holder lives, a connection is accepted; once it dies (SIGKILL included) the kernel
+ * closes the socket and connections are refused, so a dead holder is recognised without a
+ * liveness guess. Its socket file stays, and is removed only under a takeover mutex after a
+ * second check (see `lock-takeover.ts`), so two waiters never both take over. A holder that
+ * releases removes its own file (libuv unlinks before it closes, while nobody else can have
+ * replaced it). Throws {@link LockTimeoutError} after `timeoutMs`, or the signal's reason
+ * when aborted; a lock directory that is not safely ours fails with `EACCES`.
  */
-export async function acquireLock(
-  key: string,
-  socketFile: string,
-  opts: LockOptions,
-): Promise<Release> {
+export async function acquireLock(key: string, opts: LockOptions): Promise<Release> {
   const deadline = Date.now() + opts.timeoutMs;
   const releaseLocal = await acquireLocal(key, deadline, opts.signal);
   let server: HeldName;
   try {
-    server = await acquireSystem(key, socketFile, deadline, opts.signal);
+    server = await acquireSystem(lockAddress(key), deadline, opts.signal);
   } catch (error) {
     releaseLocal();
     throw error;
@@ -97,33 +98,31 @@ async function waitUntil(promise: Promise<void>, deadline: number, signal?: Abor
 }
 
 async function acquireSystem(
-  key: string,
-  socketFile: string,
+  address: string,
   deadline: number,
   signal?: AbortSignal,
 ): Promise<HeldName> {
-  const address = lockAddress(key, socketFile);
+  await ensureLockDirectory(dirname(address));
   let pause = 5;
   for (;;) {
     signal?.throwIfAborted();
-    const server = await listen(address);
+    const server = await listen(address).catch(async (err: NodeJS.ErrnoException) => {
+      if (err.code !== 'ENOENT') throw err;
+      await ensureLockDirectory(dirname(address), true);
+      return listen(address);
+    });
     if (server) return server;
-    if (address === socketFile && (await removeIfAbandoned(socketFile))) continue;
     if (Date.now() >= deadline) throw new LockTimeoutError();
-    await untilReleased(address, { pauseMs: pause, deadline }, signal);
+    const outcome = await untilReleased(address, { pauseMs: pause, deadline }, signal);
     signal?.throwIfAborted();
+    if (outcome === 'stale') {
+      const taken = await takeOver(address, () => listen(address));
+      if (taken) return taken;
+      // Another waiter is taking over (or just did): give it a moment.
+      await sleep(pause, undefined, signal ? { signal } : undefined);
+    }
     pause = Math.min(pause * 2, 100);
   }
-}
-
-/**
- * Where the lock named `key` listens: a name in Linux's abstract namespace (a hash of `key`),
- * elsewhere `socketFile`. Exported for tests that stand in for a holder.
- */
-export function lockAddress(key: string, socketFile: string): string {
-  return process.platform === 'linux'
-    ? `\0slivingdoc-lock-${createHash('sha256').update(key).digest('hex')}`
-    : socketFile;
 }
 
 /** A name this process listens on: the lock, held until {@link HeldName.release}. */
@@ -162,32 +161,40 @@ function listen(address: string): Promise<HeldName | undefined> {
   });
 }
 
+/** What a wait on the holder's socket ended with. */
+type WaitOutcome = 'released' | 'stale' | 'absent';
+
 /**
  * Waits for the holder of `address` to let go, at most until `deadline`. The waiter connects to
  * the holder's listening socket, and that connection closes the moment the holder releases or
  * dies, so the lock passes on at once instead of after a sleep. While connected the waiter
  * does nothing else: reconnecting every 100 ms, as it once did, made 99 waiters open ~1,000
- * connections a second beside the holder. A connection that is refused or fails falls back
- * to a plain sleep of `pauseMs`.
+ * connections a second beside the holder. A refused connection means the holder is dead and
+ * its socket file stale; a missing file means it was just released; both end the wait at
+ * once. Any other failure falls back to a plain sleep of `pauseMs`.
  */
 function untilReleased(
   address: string,
   wait: { pauseMs: number; deadline: number },
   signal?: AbortSignal,
-): Promise<void> {
+): Promise<WaitOutcome> {
   return new Promise((resolve) => {
     const socket = connect(address);
     let connected = false;
-    const done = () => {
+    const done = (outcome: WaitOutcome = 'released') => {
       clearTimeout(timer);
-      signal?.removeEventListener('abort', done);
+      signal?.removeEventListener('abort', onAbort);
       socket.destroy();
-      resolve();
+      resolve(outcome);
     };
+    const onAbort = () => done();
     const remaining = () => Math.max(1, wait.deadline - Date.now());
     let timer = setTimeout(done, Math.min(wait.pauseMs, remaining()));
-    signal?.addEventListener('abort', done, { once: true });
-    socket.on('error', () => {});
+    signal?.addEventListener('abort', onAbort, { once: true });
+    socket.on('error', (err: NodeJS.ErrnoException) => {
+      if (err.code === 'ECONNREFUSED') done('stale');
+      else if (err.code === 'ENOENT') done('absent');
+    });
     socket.once('connect', () => {
       connected = true;
       clearTimeout(timer);
@@ -197,21 +204,4 @@ function untilReleased(
       if (connected) done();
     });
   });
-}
-
-// Non-Linux only: a socket file outlives a killed holder; a refused connection proves no
-// process listens on it any more. Residual risk: two waiters that both saw it abandoned can
-// race (one removes the other's fresh socket file). Linux uses the abstract namespace.
-async function removeIfAbandoned(socketFile: string): Promise<boolean> {
-  const alive = await new Promise<boolean>((resolve) => {
-    const socket = connect(socketFile);
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once('error', () => resolve(false));
-  });
-  if (alive) return false;
-  await unlink(socketFile).catch(() => {});
-  return true;
 }

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { lstat, mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { writeFileDurably } from './durable-write';
-import { StateError } from './errors';
+import { privateStateUsable, StateError } from './errors';
 import { acquireLock, type LockOptions, type Release } from './lock';
 import { loadStatCache, type StatCache } from './stat-cache';
 import { decodeState, encodeState, type StateV1 } from './state-codec';
@@ -75,14 +75,17 @@ export async function hasStateRecord(opts: PrivateStateLocation): Promise<boolea
 /**
  * Opens (creating, 0700) P for the canonical notebook directory `notebookDir` (its realpath)
  * and the store's identity: `<privateRoot>/notebooks/<key>/` holding `state.json`,
- * `stat-cache.json`, `lock.sock` (non-Linux) and `git/`.
+ * `stat-cache.json` and `git/` (its lock lives in the per-user lock directory). Throws
+ * `PrivateStateUnavailableError` when P cannot be created or opened.
  */
 export async function openPrivateState(opts: PrivateStateLocation): Promise<PrivateState> {
   const dir = privateStateDir(opts);
   const gitdir = join(dir, 'git');
-  await mkdir(gitdir, { recursive: true, mode: 0o700 });
+  const statCache = await privateStateUsable(async () => {
+    await mkdir(gitdir, { recursive: true, mode: 0o700 });
+    return loadStatCache(join(dir, 'stat-cache.json'));
+  });
   const stateFile = join(dir, 'state.json');
-  const statCache = await loadStatCache(join(dir, 'stat-cache.json'));
   return {
     dir,
     gitdir,
@@ -103,6 +106,6 @@ export async function openPrivateState(opts: PrivateStateLocation): Promise<Priv
       await writeFileDurably(stateFile, encodeState(state), { sync: true });
     },
     // Keyed by L, not P: two stores' P for one L still serialise on that L in-process.
-    lock: (lockOpts) => acquireLock(opts.notebookDir, join(dir, 'lock.sock'), lockOpts),
+    lock: (lockOpts) => acquireLock(opts.notebookDir, lockOpts),
   };
 }

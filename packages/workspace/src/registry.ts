@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { lstat, mkdir, readdir, readFile, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { writeFileDurably } from './durable-write';
+import { privateStateUsable } from './errors';
 
 /** The notebook directories a private root manages (SPEC §2 "Several notebook directories"). */
 export interface Registry {
@@ -12,7 +13,8 @@ export interface Registry {
 }
 
 /**
- * Opens the registry under `privateRoot` (`registry/`, 0700). One file per directory, named
+ * Opens the registry under `privateRoot` (`registry/`, 0700). A registry that cannot be
+ * listed or written throws `PrivateStateUnavailableError`. One file per directory, named
  * by the SHA-256 of its path and holding the path: concurrent adds from several processes
  * never overwrite each other (no read-modify-write of a shared list), and each add is an
  * atomic rename.
@@ -21,10 +23,12 @@ export function openRegistry(privateRoot: string): Registry {
   const dir = join(privateRoot, 'registry');
   return {
     async list() {
-      const names = await readdir(dir).catch((error: NodeJS.ErrnoException) => {
-        if (error.code === 'ENOENT') return [] as string[];
-        throw error;
-      });
+      const names = await privateStateUsable(() =>
+        readdir(dir).catch((error: NodeJS.ErrnoException) => {
+          if (error.code === 'ENOENT') return [] as string[];
+          throw error;
+        }),
+      );
       const found: string[] = [];
       for (const name of names.filter((entry) => /^[0-9a-f]{64}$/.test(entry))) {
         const file = join(dir, name);
@@ -37,9 +41,11 @@ export function openRegistry(privateRoot: string): Registry {
       return found.sort();
     },
     async add(path) {
-      await mkdir(dir, { recursive: true, mode: 0o700 });
       const name = createHash('sha256').update(path, 'utf8').digest('hex');
-      await writeFileDurably(join(dir, name), path, { sync: true });
+      await privateStateUsable(async () => {
+        await mkdir(dir, { recursive: true, mode: 0o700 });
+        await writeFileDurably(join(dir, name), path, { sync: true });
+      });
     },
   };
 }

@@ -1,11 +1,12 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { mkdir } from 'node:fs/promises';
 import { createServer, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { acquireLock, LockTimeoutError, openPrivateState } from '../src/index';
-import { lockAddress } from '../src/lock';
+import { lockAddress, lockDirectory } from '../src/lock';
 import { tempDir } from './helpers';
 
 const holder = fileURLToPath(new URL('./fixtures/hold-lock.ts', import.meta.url));
@@ -129,16 +130,16 @@ describe('PrivateState.lock', () => {
   }, 30_000);
 
   it('keeps a waiter connected to the holder without polling, and hands over on release', async () => {
-    // Stands in for another process holding the lock: the same abstract name, counting the
+    // Stands in for another process holding the lock: the same socket, counting the
     // connections waiters open to learn of its release.
     const key = `poll-test ${root.path}`;
-    const socketFile = join(root.path, 'poll-test.sock');
-    const address = lockAddress(key, socketFile);
+    const address = lockAddress(key);
+    await mkdir(lockDirectory(), { recursive: true, mode: 0o700 });
     const accepted: Socket[] = [];
     const holderServer = createServer((socket) => accepted.push(socket));
     await new Promise<void>((resolve) => holderServer.listen({ path: address }, resolve));
 
-    const waiter = acquireLock(key, socketFile, { timeoutMs: 10_000 });
+    const waiter = acquireLock(key, { timeoutMs: 10_000 });
     await new Promise((resolve) => setTimeout(resolve, 1_000));
     // One connection for the whole wait (polling every 100 ms would have opened about ten).
     expect(accepted).toHaveLength(1);

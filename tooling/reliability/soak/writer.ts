@@ -76,7 +76,7 @@ async function run(cfg: WriterConfig): Promise<WriterLedger> {
   const dir = cfg.notebookDir;
 
   /** Runs one call through every retryable answer; conflicts are resolved by keeping both sides. */
-  async function settle(call: () => Promise<{ generation: number; files: unknown[] }>) {
+  async function settle(call: () => Promise<{ generation: number | string; files: unknown[] }>) {
     for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
       try {
         return await call();
@@ -129,8 +129,9 @@ async function run(cfg: WriterConfig): Promise<WriterLedger> {
     }
     const result = await settle(() => service.commit({ message: `soak w${cfg.writer} c${c}` }));
     ledger.totals.commits += 1;
-    if (result.files.length > 0) ledger.publishedGenerations.push(result.generation);
-    for (const p of pending) ledger.acknowledged.push({ ...p, generation: result.generation });
+    if (result.files.length > 0) ledger.publishedGenerations.push(Number(result.generation));
+    for (const p of pending)
+      ledger.acknowledged.push({ ...p, generation: Number(result.generation) });
     pending = [];
   }
   ledger.totals.retries = lostRaces();

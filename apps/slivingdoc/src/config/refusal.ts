@@ -1,5 +1,11 @@
 import type { Refusal } from './types';
 
+/** Exit codes of the refusals that are not usage or configuration (SPEC §12, docs/cli.md). */
+const EXIT_CODES: Partial<Record<Refusal['what'], 1 | 3>> = {
+  INCOMPATIBLE_STORE: 3,
+  'store unreachable': 1,
+};
+
 /** Thrown inside parsing and startup; turned into a {@link Refusal} at the edge. */
 export class RefusalError extends Error {
   constructor(
@@ -15,7 +21,7 @@ export class RefusalError extends Error {
       kind: 'refusal',
       what: this.what,
       reason: this.reason,
-      exitCode: this.what === 'INCOMPATIBLE_STORE' ? 3 : 2,
+      exitCode: EXIT_CODES[this.what] ?? 2,
     };
   }
 }

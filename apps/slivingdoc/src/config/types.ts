@@ -76,11 +76,17 @@ export type PathInvocation = Extract<Invocation, { path: string }>;
  */
 export interface Refusal {
   kind: 'refusal';
-  /** `startup`: the process could not set itself up (e.g. the session directory). */
-  what: 'usage' | 'configuration' | 'startup' | 'INCOMPATIBLE_STORE';
+  /**
+   * `startup`: the process could not set itself up (e.g. the session directory);
+   * `store unreachable`: the compatibility probe got no trustworthy answer within its budget.
+   */
+  what: 'usage' | 'configuration' | 'startup' | 'store unreachable' | 'INCOMPATIBLE_STORE';
   reason: string;
-  /** 3 for INCOMPATIBLE_STORE, else 2: nothing was started. */
-  exitCode: 2 | 3;
+  /**
+   * 3 for INCOMPATIBLE_STORE; 1 for an unreachable store (the retryable condition a call
+   * reports as STORAGE_FAILURE · STORE_UNREACHABLE); else 2. Nothing was started.
+   */
+  exitCode: 1 | 2 | 3;
 }
 
 /** The process facts parsing depends on, passed in so parsing stays a pure function. */

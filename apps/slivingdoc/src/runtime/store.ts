@@ -24,10 +24,18 @@ export async function openStore(config: StoreConfig): Promise<ObjectStore> {
   });
 }
 
+/** The embedded store's local errno codes that are no incompatibility, with their detail. */
+const LOCAL_STORE_FAILURES: Readonly<Record<string, string>> = {
+  ENOSPC: 'disk full',
+  EDQUOT: 'disk full',
+  EROFS: 'read-only file system',
+};
+
 /**
  * SPEC §7: every command that touches the store first proves it honours create-if-absent
- * and compare-and-swap. Failing (or being unable to run) the probe refuses startup with
- * INCOMPATIBLE_STORE (exit 3).
+ * and compare-and-swap. A definite wrong answer (or being unable to run the probe) refuses
+ * startup with INCOMPATIBLE_STORE (exit 3); a store that gave no trustworthy answer within
+ * the probe's retry budget refuses it as `store unreachable` (exit 1, docs/cli.md).
  */
 export async function probeStore(store: ObjectStore): Promise<void> {
   const { runProbe } = await import('@slivingdoc/store');
@@ -38,10 +46,23 @@ export async function probeStore(store: ObjectStore): Promise<void> {
     const detail = error instanceof Error ? error.message : String(error);
     throw new RefusalError('INCOMPATIBLE_STORE', `the compatibility probe failed: ${detail}`);
   }
-  if (!outcome.ok) {
+  if (outcome.ok) return;
+  const local =
+    outcome.code !== undefined && Object.hasOwn(LOCAL_STORE_FAILURES, outcome.code)
+      ? LOCAL_STORE_FAILURES[outcome.code]
+      : undefined;
+  if (local !== undefined) {
+    // The embedded store's own disk refused the write: nothing about the store is wrong.
+    throw new RefusalError('startup', `the store directory cannot be written: ${local}`);
+  }
+  if (outcome.verdict === 'unreachable') {
     throw new RefusalError(
-      'INCOMPATIBLE_STORE',
-      `the store failed the compatibility probe: ${outcome.reason}`,
+      'store unreachable',
+      `the compatibility probe could not reach the store: ${outcome.reason}`,
     );
   }
+  throw new RefusalError(
+    'INCOMPATIBLE_STORE',
+    `the store failed the compatibility probe: ${outcome.reason}`,
+  );
 }

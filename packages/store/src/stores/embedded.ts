@@ -109,15 +109,28 @@ export async function createEmbeddedStore(opts: {
 
   const pathOf = (key: string): string => join(root, ...key.split('/'));
 
-  /** Writes `body` to a new temp file, fsynced, and returns its path. */
+  /**
+   * Writes `body` to a new temp file, fsynced, and returns its path. A failed write (a full
+   * disk) removes its temp file. A missing `.tmp/` means the store directory was deleted under
+   * us: it is recreated, since an absent `current` is an empty store (SPEC §7).
+   */
   async function writeTemp(body: Uint8Array): Promise<string> {
     const path = join(tmpDir, `${randomUUID()}.tmp`);
-    const handle = await open(path, 'wx', 0o644);
+    const handle = await open(path, 'wx', 0o644).catch(async (err: unknown) => {
+      if (errnoOf(err) !== 'ENOENT') throw err;
+      await ensureDir(tmpDir);
+      return open(path, 'wx', 0o644);
+    });
     try {
-      await handle.writeFile(body);
-      await handle.sync();
-    } finally {
-      await handle.close();
+      try {
+        await handle.writeFile(body);
+        await handle.sync();
+      } finally {
+        await handle.close();
+      }
+    } catch (err) {
+      await unlink(path).catch(() => undefined);
+      throw err;
     }
     return path;
   }
@@ -154,13 +167,29 @@ export async function createEmbeddedStore(opts: {
     } finally {
       await unlink(temp).catch(() => undefined);
     }
-    const versions = await versionsIn(dir);
-    if (versions.some((v) => v > seq)) {
-      // Invisible to every reader (they take the highest number), so withdrawing it is safe.
-      await unlink(target).catch(() => undefined);
-      throw preconditionFailed(op);
+    // Past the link a failure is ambiguous: the version is visible but not proven durable. Up
+    // to the link every failure (a full disk included) means nothing was written.
+    let versions: bigint[];
+    try {
+      versions = await versionsIn(dir);
+      if (versions.some((v) => v > seq)) {
+        // Invisible to every reader (they take the highest number), so withdrawing it is safe.
+        await unlink(target).catch(() => undefined);
+        throw preconditionFailed(op);
+      }
+      await fsyncPath(dir);
+    } catch (err) {
+      if (err instanceof StoreError) throw err;
+      const code = errnoOf(err);
+      throw new StoreError(
+        'ambiguous',
+        `${op}: written, not proven durable (${code ?? 'I/O error'})`,
+        {
+          code,
+          cause: err,
+        },
+      );
     }
-    await fsyncPath(dir);
     // Lazy pruning: keep the new version and its predecessor for readers in flight.
     for (const old of versions) {
       if (old < seq - 1n) await unlink(join(dir, versionName(old))).catch(() => undefined);
@@ -250,7 +279,10 @@ export async function createEmbeddedStore(opts: {
         const target = pathOf(key);
         await ensureDir(dirname(target));
         const temp = await writeTemp(body);
-        await rename(temp, target);
+        await rename(temp, target).catch(async (err: unknown) => {
+          await unlink(temp).catch(() => undefined);
+          throw err;
+        });
         await fsyncPath(dirname(target));
       });
     },

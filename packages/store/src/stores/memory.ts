@@ -23,8 +23,11 @@ export type StoreOperation =
 
 /** What an injected fault does to the matching call. */
 export type FaultAction =
-  /** Throw a StoreError of this kind without any effect. */
-  | { type: 'fail'; kind: StoreErrorKind }
+  /**
+   * Throw a StoreError of this kind without any effect; `transient` marks an `other` failure
+   * as one worth asking again (a 5xx or throttling answer to a read).
+   */
+  | { type: 'fail'; kind: StoreErrorKind; transient?: boolean }
   /** Wait before running the call (until the promise settles, or for `ms`). */
   | { type: 'delay'; ms?: number; until?: Promise<unknown> }
   /** Answer `precondition-failed` without any effect. */
@@ -104,7 +107,10 @@ export function createMemoryStore(
       const action = fault.action;
       switch (action.type) {
         case 'fail':
-          throw new StoreError(action.kind, `${op} failed (injected)`, { code: 'INJECTED' });
+          throw new StoreError(action.kind, `${op} failed (injected)`, {
+            code: 'INJECTED',
+            transient: action.transient === true,
+          });
         case 'precondition-failed':
           throw new StoreError('precondition-failed', `${op} precondition failed (injected)`, {
             code: 'INJECTED',

@@ -83,21 +83,25 @@ export function classifyS3Error(op: string, err: unknown, mutating: boolean): St
   const status = e.$metadata?.httpStatusCode;
   const name = e.name ?? 'Error';
   const token = status ? `${status} ${name}` : (e.code ?? name);
-  const make = (kind: StoreError['kind']) =>
-    new StoreError(kind, `${op}: ${token}`, { code: e.code ?? name, cause: err });
+  const make = (kind: StoreError['kind'], transient = false) =>
+    new StoreError(kind, `${op}: ${token}`, { code: e.code ?? name, cause: err, transient });
   if (status === 412) return make('precondition-failed');
   if (status === 401 || status === 403) return make('access-denied');
   if (status === 404) return make('not-found');
   // AWS: 409 ConditionalRequestConflict = a concurrent conditional write was in flight.
   if (status === 409 && mutating) return make('ambiguous');
-  if (status !== undefined && status >= 500) return make(mutating ? 'ambiguous' : 'other');
+  // 501 NotImplemented is a definite answer: the store does not do what was asked.
+  if (status === 501) return make('other');
+  if (status !== undefined && status >= 500) return make(mutating ? 'ambiguous' : 'other', true);
+  if (status === 429 || /^(SlowDown|Throttl)/.test(name)) return make('other', true);
   if (status !== undefined) return make('other');
   const code = e.code ?? name;
   if (TRANSPORT_UNREACHABLE.has(code)) return make('unreachable');
   if (name === 'TimeoutError' && /without establishing a connection/.test(e.message ?? '')) {
     return make('unreachable');
   }
-  return make(mutating ? 'ambiguous' : 'other');
+  // A reset or a timeout without an answer: the store may answer the next request.
+  return make(mutating ? 'ambiguous' : 'other', true);
 }
 
 /** Re-throws a failure in the middle of a download (a reset, a timeout) as a StoreError. */
