@@ -1,4 +1,5 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -19,4 +20,12 @@ export const sourceAliases: Record<string, string> = Object.fromEntries(
       };
       return [name, join(dir, 'src/index.ts')];
     }),
+);
+
+/**
+ * The vitest global setup that provides the real S3 server (`inject('s3')`), resolved through
+ * this package's declared `@slivingdoc/testkit` dependency rather than a path into it.
+ */
+export const rgwGlobalSetup: string = createRequire(import.meta.url).resolve(
+  '@slivingdoc/testkit/rgw-global-setup',
 );

@@ -2,9 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
-import { afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
-import type { ProvidedS3 } from '../../../tooling/rgw/global-setup';
+import { credentialsOf, freshBucket, requireS3 } from '@slivingdoc/testkit/s3-server';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { assertBuilt, runBin, sandboxEnv } from './helpers/bin';
 import { RawServer } from './helpers/raw-server';
 
@@ -84,28 +83,12 @@ describe('servers and the CLI exchange edits', () => {
   });
 
   it('on the real S3 server', async () => {
-    const s3: ProvidedS3 = inject('s3');
-    if ('error' in s3) throw new Error(`the real S3 server did not start:\n${s3.error}`);
-    const endpoint = s3.env.SLIVINGDOC_TEST_S3_ENDPOINT;
-    expect(['127.0.0.1', 'localhost', '[::1]']).toContain(new URL(endpoint).hostname);
-    const credentials = {
-      accessKeyId: s3.env.SLIVINGDOC_TEST_S3_ACCESS_KEY,
-      secretAccessKey: s3.env.SLIVINGDOC_TEST_S3_SECRET_KEY,
-    };
+    const env = requireS3();
+    const endpoint = env.SLIVINGDOC_TEST_S3_ENDPOINT;
+    const credentials = credentialsOf(env);
     // The SDK's notice about its future Node support is noise in a test run.
     process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
-    const bucket = `app-${randomUUID()}`;
-    const client = new S3Client({
-      endpoint,
-      region: 'us-east-1',
-      forcePathStyle: true,
-      credentials,
-    });
-    try {
-      await client.send(new CreateBucketCommand({ Bucket: bucket }));
-    } finally {
-      client.destroy();
-    }
+    const bucket = await freshBucket(env);
     await exchange(
       sandboxEnv({
         SLIVINGDOC_BUCKET: bucket,

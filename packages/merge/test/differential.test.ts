@@ -1,9 +1,9 @@
 import { spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
+import { seededRandom } from '@slivingdoc/testkit/seeded-random';
 import { afterAll, describe, expect, it } from 'vitest';
 import { mergeText } from '../src/index';
 import { tempDir } from './git-oracle';
-import { prng } from './prng';
 
 interface Case {
   kind: string;
@@ -107,7 +107,7 @@ function gitMergeFileAll(cases: Case[]): { clean: boolean; content: string }[] {
 
 describe('mergeText against git merge-file (differential)', () => {
   it('agrees with git on the clean-or-conflict verdict and on every clean result', () => {
-    const random = prng(20261130);
+    const random = seededRandom(20261130);
     const total = 1000;
     const cases = Array.from({ length: total }, (_, index) => generateCase(random, index));
     const verdicts = gitMergeFileAll(cases);
