@@ -23,7 +23,7 @@ export { isDiagnosticId, newDiagnosticId } from './diagnostic-id';
 export { DomainError, type DomainErrorInit, isDomainError } from './domain-error';
 export { engineDetailFor, internalError } from './engine-detail';
 export { renderErrorsMarkdown } from './errors-doc';
-export { compareUtf8 } from './order';
+export { compareUtf8, sortByUtf8 } from './order';
 export {
   candidSetLines,
   pathSetSentences,
