@@ -1,15 +1,45 @@
 #!/usr/bin/env node
-// The layer check: every import in a package must be either relative, a Node builtin, a
-// package declared in that package's package.json, or a @slivingdoc package its layer may
-// use (tooling/layers.json). Written by hand because no linter knows our layer order.
+// The layer check: every import in a package must be either relative and inside the package,
+// a Node builtin, a package declared in that package's package.json, or a @slivingdoc package
+// its layer may use (tooling/layers.json); the test kit only outside `src/`. Written by hand
+// because no linter knows our layer order.
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { builtinModules } from 'node:module';
-import { basename, join, relative } from 'node:path';
+import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const builtins = new Set(builtinModules);
 const importPattern =
   /(?:^|[\s;])(?:import|export)\s[^'"]*?from\s*['"]([^'"]+)['"]|(?:^|[\s;(])import\s*\(\s*['"]([^'"]+)['"]\s*\)|^\s*import\s*['"]([^'"]+)['"]/gm;
+
+/** Shared by tests and benchmarks only: product code (`src/` of a product package) never imports it. */
+const TEST_KIT = '@slivingdoc/testkit';
+
+/**
+ * The one sanctioned way out of a package by relative path: its root build configuration
+ * importing the repository's shared build configuration, as its tsconfig.json extends
+ * ../../tsconfig.base.json. Node 20 loads these files before any TypeScript transform of a
+ * bare import (vite and tsup leave bare imports to Node), so they cannot import a package
+ * written in TypeScript (docs/architecture.md, "Test infrastructure").
+ * Keys: file relative to its package; values: the repository file it may import.
+ */
+const BUILD_CONFIG_IMPORTS = {
+  'vitest.config.ts': 'tooling/vitest-shared.ts',
+  'tsup.config.ts': 'tooling/tsup-library.ts',
+};
+
+/**
+ * Why a relative import of `file` (in the package at `dir`) is illegal, or undefined when it
+ * stays inside the package or is the exempt build configuration import.
+ * @param {string} root @param {string} dir @param {string} file @param {string} specifier
+ */
+function relativeImportProblem(root, dir, file, specifier) {
+  const target = resolve(dirname(file), specifier);
+  if (target === dir || target.startsWith(dir + sep)) return undefined;
+  const exempt = BUILD_CONFIG_IMPORTS[relative(dir, file)];
+  if (exempt && target === join(root, exempt)) return undefined;
+  return `relative import leaves its package (reaches ${relative(root, target)}): import the package that owns it by name`;
+}
 
 /** @param {string} specifier */
 function packageNameOf(specifier) {
@@ -66,12 +96,25 @@ export function checkLayers(root) {
       const text = readFileSync(file, 'utf8');
       for (const match of text.matchAll(importPattern)) {
         const specifier = match[1] ?? match[2] ?? match[3];
-        if (!specifier || specifier.startsWith('.') || specifier.startsWith('/')) continue;
+        if (!specifier) continue;
+        if (specifier.startsWith('.') || specifier.startsWith('/')) {
+          const problem = relativeImportProblem(root, dir, file, specifier);
+          if (problem) violations.push({ file: relative(root, file), specifier, problem });
+          continue;
+        }
         if (specifier.startsWith('node:') || builtins.has(specifier)) continue;
         const name = packageNameOf(specifier);
         if (name === ownName) continue;
         const where = relative(root, file);
-        if (name.startsWith('@slivingdoc/')) {
+        if (name === TEST_KIT) {
+          if (inSrc && layer !== 'testkit') {
+            violations.push({
+              file: where,
+              specifier,
+              problem: `product code may not import the test kit '${TEST_KIT}'`,
+            });
+          }
+        } else if (name.startsWith('@slivingdoc/')) {
           const target = name.slice('@slivingdoc/'.length);
           if (!allowed) {
             violations.push({

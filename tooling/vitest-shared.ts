@@ -1,4 +1,5 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -34,3 +35,11 @@ export const sourceAliases: SourceAlias[] = readdirSync(join(repoRoot, 'packages
       return [{ find: new RegExp(`^${escapeRegExp(specifier)}$`), replacement: join(dir, source) }];
     });
   });
+
+/**
+ * The vitest global setup that provides the real S3 server (`inject('s3')`), resolved through
+ * this package's declared `@slivingdoc/testkit` dependency rather than a path into it.
+ */
+export const rgwGlobalSetup: string = createRequire(import.meta.url).resolve(
+  '@slivingdoc/testkit/rgw-global-setup',
+);

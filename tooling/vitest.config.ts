@@ -1,5 +1,5 @@
 import { defineProject } from 'vitest/config';
-import { sourceAliases } from './vitest-shared.ts';
+import { rgwGlobalSetup, sourceAliases } from './vitest-shared.ts';
 
 export default defineProject({
   resolve: { alias: sourceAliases },
@@ -8,7 +8,7 @@ export default defineProject({
     include: ['test/**/*.test.ts'],
     // The reliability suites need the real S3 server: reuse the one test-all.sh started
     // (SLIVINGDOC_TEST_S3_* set) or start a private one (the store package's setup).
-    globalSetup: ['./rgw/global-setup.ts'],
+    globalSetup: [rgwGlobalSetup],
     hookTimeout: 120_000,
   },
 });

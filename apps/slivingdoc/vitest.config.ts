@@ -1,5 +1,5 @@
 import { defineProject } from 'vitest/config';
-import { sourceAliases } from '../../tooling/vitest-shared.ts';
+import { rgwGlobalSetup, sourceAliases } from '../../tooling/vitest-shared.ts';
 
 export default defineProject({
   resolve: { alias: sourceAliases },
@@ -8,7 +8,7 @@ export default defineProject({
     include: ['test/**/*.test.ts'],
     // Starts a private Ceph RADOS Gateway unless SLIVINGDOC_TEST_S3_* names one already
     // (test/exchange.test.ts runs servers against the real S3 server).
-    globalSetup: ['../../tooling/rgw/global-setup.ts'],
+    globalSetup: [rgwGlobalSetup],
     testTimeout: 60_000,
     hookTimeout: 120_000,
   },

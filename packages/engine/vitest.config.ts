@@ -1,5 +1,5 @@
 import { defineProject } from 'vitest/config';
-import { sourceAliases } from '../../tooling/vitest-shared.ts';
+import { rgwGlobalSetup, sourceAliases } from '../../tooling/vitest-shared.ts';
 
 export default defineProject({
   resolve: { alias: sourceAliases },
@@ -8,7 +8,7 @@ export default defineProject({
     include: ['test/**/*.test.ts'],
     // Starts a private Ceph RADOS Gateway unless SLIVINGDOC_TEST_S3_* names one already; the
     // real-S3 suite fails loudly (never skips) when it could not start.
-    globalSetup: ['../../tooling/rgw/global-setup.ts'],
+    globalSetup: [rgwGlobalSetup],
     // Real processes and a real server on a shared 2-core machine; nothing asserts timing.
     testTimeout: 60_000,
     hookTimeout: 120_000,

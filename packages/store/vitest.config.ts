@@ -1,5 +1,5 @@
 import { defineProject } from 'vitest/config';
-import { sourceAliases } from '../../tooling/vitest-shared.ts';
+import { rgwGlobalSetup, sourceAliases } from '../../tooling/vitest-shared.ts';
 
 export default defineProject({
   resolve: { alias: sourceAliases },
@@ -7,7 +7,7 @@ export default defineProject({
     name: 'store',
     include: ['test/**/*.test.ts'],
     // Starts a private Ceph RADOS Gateway unless SLIVINGDOC_TEST_S3_* names one already.
-    globalSetup: ['../../tooling/rgw/global-setup.ts'],
+    globalSetup: [rgwGlobalSetup],
     // The real-server suites are network round trips on a shared 2-core machine.
     testTimeout: 60_000,
     hookTimeout: 120_000,

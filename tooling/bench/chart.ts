@@ -1,7 +1,8 @@
 // The chart is written by hand: a few labelled horizontal bar panels need no chart library,
 // and plain SVG text keeps bench-results/latest.svg diffable and readable in any browser.
+
+import { formatNumber } from '@slivingdoc/testkit/table';
 import { type BenchReport, label, type System } from './report';
-import { formatNumber } from './table';
 
 export interface BarRow {
   label: string;

@@ -1,6 +1,6 @@
 import { createNotebookService } from '@slivingdoc/engine';
 import { createEmbeddedStore, createS3Store, type ObjectStore, runProbe } from '@slivingdoc/store';
-import type { S3TestEnv } from './s3-env';
+import type { S3TestEnv } from '@slivingdoc/testkit/s3-env';
 
 /** Which store a reliability child process opens: serialisable, so it crosses process boundaries. */
 export type StoreSpec =

@@ -1,7 +1,8 @@
+import { formatNumber, renderColumns } from '@slivingdoc/testkit/table';
 import { describe, expect, it } from 'vitest';
 import { escapeXml, renderChart, renderPanel } from '../bench/chart';
 import type { BenchReport, LoadResult } from '../bench/report';
-import { formatNumber, renderColumns, renderReport } from '../bench/table';
+import { renderReport } from '../bench/table';
 import { evaluateTargets } from '../bench/targets';
 
 const latency = (p50: number) => ({

@@ -75,4 +75,87 @@ describe('layer check', () => {
     });
     expect(checkLayers(root)).toEqual([]);
   });
+
+  it('rejects a relative import that leaves its package, in tests and benches too', () => {
+    const root = fixtureRepo({
+      'packages/engine/package.json': pkg('engine'),
+      'packages/engine/src/index.ts': "export { x } from '../../store/src/x';\n",
+      'packages/engine/test/a.test.ts': "import { y } from '../../../tooling/x';\nexport { y };\n",
+      'packages/engine/bench/b.ts': "export * from '../../../tooling/bench/table';\n",
+    });
+    expect(checkLayers(root) as Violation[]).toEqual([
+      {
+        file: 'packages/engine/bench/b.ts',
+        specifier: '../../../tooling/bench/table',
+        problem:
+          'relative import leaves its package (reaches tooling/bench/table): import the package that owns it by name',
+      },
+      {
+        file: 'packages/engine/src/index.ts',
+        specifier: '../../store/src/x',
+        problem:
+          'relative import leaves its package (reaches packages/store/src/x): import the package that owns it by name',
+      },
+      {
+        file: 'packages/engine/test/a.test.ts',
+        specifier: '../../../tooling/x',
+        problem:
+          'relative import leaves its package (reaches tooling/x): import the package that owns it by name',
+      },
+    ]);
+  });
+
+  it('accepts relative imports inside the package and only the exact build-config exemption', () => {
+    const root = fixtureRepo({
+      'packages/store/package.json': pkg('store'),
+      'packages/store/src/index.ts': "export * from './keys';\n",
+      'packages/store/test/fixtures/child.ts': "export * from '../../src/index';\n",
+      'packages/store/vitest.config.ts': "export * from '../../tooling/vitest-shared.ts';\n",
+      'packages/store/tsup.config.ts': "export { default } from '../../tooling/tsup-library.ts';\n",
+      // The exemption names one file for one config, not tooling/ as a whole.
+      'packages/store/test/config.ts': "export * from '../../../tooling/vitest-shared.ts';\n",
+      'packages/store/src/vitest.config.ts': "export * from '../../../tooling/vitest-shared.ts';\n",
+    });
+    expect((checkLayers(root) as Violation[]).map((v) => v.file)).toEqual([
+      'packages/store/src/vitest.config.ts',
+      'packages/store/test/config.ts',
+    ]);
+  });
+
+  it('lets tests, benches and tooling use the test kit, never product src', () => {
+    const testkit = { '@slivingdoc/testkit': 'workspace:*' };
+    const root = fixtureRepo({
+      'packages/merge/package.json': pkg('merge', testkit),
+      'packages/merge/src/index.ts':
+        "export { seededRandom } from '@slivingdoc/testkit/seeded-random';\n",
+      'packages/merge/test/a.test.ts':
+        "import { seededRandom } from '@slivingdoc/testkit/seeded-random';\nseededRandom(1);\n",
+      'packages/merge/bench/run.ts':
+        "import { renderColumns } from '@slivingdoc/testkit/table';\nrenderColumns([], []);\n",
+      'tooling/package.json': JSON.stringify({
+        name: '@slivingdoc/tooling',
+        devDependencies: testkit,
+      }),
+      'tooling/bench/run.ts':
+        "import { renderColumns } from '@slivingdoc/testkit/table';\nrenderColumns([], []);\n",
+    });
+    expect(checkLayers(root) as Violation[]).toEqual([
+      {
+        file: 'packages/merge/src/index.ts',
+        specifier: '@slivingdoc/testkit/seeded-random',
+        problem: "product code may not import the test kit '@slivingdoc/testkit'",
+      },
+    ]);
+  });
+
+  it('still requires the test kit to be declared', () => {
+    const root = fixtureRepo({
+      'packages/store/package.json': pkg('store'),
+      'packages/store/test/a.test.ts':
+        "import { refuseWrites } from '@slivingdoc/testkit/refuse-writes';\nrefuseWrites;\n",
+    });
+    expect((checkLayers(root) as Violation[]).map((v) => v.problem)).toEqual([
+      "'@slivingdoc/testkit' is not declared in packages/store/package.json",
+    ]);
+  });
 });

@@ -20,10 +20,10 @@ import {
 } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type {} from '@slivingdoc/testkit/rgw-global-setup';
+import { providedS3 } from '@slivingdoc/testkit/s3-env';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { type CliRun, peakMemoryMiB, requireBuiltCli, runCli } from '../reliability/cli';
-import { providedS3 } from '../reliability/s3-env';
-import type {} from '../rgw/global-setup';
 
 // The attack suite (issue 10, SPEC §3 scrubbing, §4 path security and limits): real
 // `slivingdoc` processes against hostile directories and planted secrets.

@@ -6,10 +6,10 @@ import {
   S3Client,
   S3ServiceException,
 } from '@aws-sdk/client-s3';
+import { type FaultProxy, startFaultProxy } from '@slivingdoc/testkit/fault-proxy';
+import type {} from '@slivingdoc/testkit/rgw-global-setup';
+import { providedS3, type S3TestEnv } from '@slivingdoc/testkit/s3-env';
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
-import { type FaultProxy, startFaultProxy } from '../reliability/fault-proxy';
-import { providedS3, type S3TestEnv } from '../reliability/s3-env';
-import type {} from '../rgw/global-setup';
 
 // The fault proxy in front of the real S3 server, driven by the AWS SDK directly: every
 // fault must do to a real request exactly what its name promises.

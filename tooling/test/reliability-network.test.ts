@@ -2,12 +2,12 @@ import { randomUUID } from 'node:crypto';
 import { appendFile, mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { type FaultProxy, type FaultRule, startFaultProxy } from '@slivingdoc/testkit/fault-proxy';
+import type {} from '@slivingdoc/testkit/rgw-global-setup';
+import { providedS3, type S3TestEnv } from '@slivingdoc/testkit/s3-env';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { type CliRun, requireBuiltCli, runCli } from '../reliability/cli';
-import { type FaultProxy, type FaultRule, startFaultProxy } from '../reliability/fault-proxy';
-import { providedS3, type S3TestEnv } from '../reliability/s3-env';
 import { type StoreSpec, withService } from '../reliability/store-spec';
-import type {} from '../rgw/global-setup';
 
 // Network faults end to end (issue 10, SPEC §9): real `slivingdoc` processes talk to the
 // real S3 server through the fault proxy, which breaks exactly one kind of request. Every

@@ -4,11 +4,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { createS3Store, runProbe } from '@slivingdoc/store';
+import { type FaultProxy, type FaultRule, startFaultProxy } from '@slivingdoc/testkit/fault-proxy';
+import type {} from '@slivingdoc/testkit/rgw-global-setup';
+import { providedS3, type S3TestEnv } from '@slivingdoc/testkit/s3-env';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { requireBuiltCli, runCli } from '../reliability/cli';
-import { type FaultProxy, type FaultRule, startFaultProxy } from '../reliability/fault-proxy';
-import { providedS3, type S3TestEnv } from '../reliability/s3-env';
-import type {} from '../rgw/global-setup';
 
 // The startup compatibility probe (SPEC §7, issue 18 point 4) against the real S3 server
 // behind the fault proxy: one transient fault at any step must not turn into

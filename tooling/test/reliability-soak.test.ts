@@ -1,14 +1,14 @@
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type {} from '@slivingdoc/testkit/rgw-global-setup';
+import { providedS3 } from '@slivingdoc/testkit/s3-env';
 import { describe, expect, inject, it } from 'vitest';
-import { providedS3 } from '../reliability/s3-env';
 import { checkSoak, formatSoakTotals, type SoakReport } from '../reliability/soak/checker';
 import { runSoak } from '../reliability/soak/driver';
 import type { WriterLedger } from '../reliability/soak/ledger';
 import { keepBothSides } from '../reliability/soak/resolve';
 import { soakProblems } from '../reliability/soak/verdict';
-import type {} from '../rgw/global-setup';
 
 // The shortened soak (issue 10): several writer processes commit random insertions into
 // shared files at once; every acknowledged line must be in the final notebook. `pnpm soak`

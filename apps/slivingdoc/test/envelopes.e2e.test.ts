@@ -55,10 +55,10 @@ import {
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { FAILPOINT_RESUME_SIGNAL } from '@slivingdoc/engine';
+import { startFaultProxy } from '@slivingdoc/testkit/fault-proxy';
+import { refuseWrites } from '@slivingdoc/testkit/refuse-writes';
+import { providedS3 } from '@slivingdoc/testkit/s3-env';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { refuseWrites } from '../../../tooling/refuse-writes.ts';
-import { startFaultProxy } from '../../../tooling/reliability/fault-proxy';
-import { providedS3 } from '../../../tooling/reliability/s3-env';
 import { assertBuilt, runBin, sandboxEnv } from './helpers/bin';
 import { expectEnvelope, McpServerProcess } from './helpers/mcp-server';
 import { type PlantedHead, plantHead } from './helpers/planted-store';

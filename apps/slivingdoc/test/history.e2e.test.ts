@@ -19,8 +19,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
+import type { ProvidedS3 } from '@slivingdoc/testkit/rgw-global-setup';
 import { afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
-import type { ProvidedS3 } from '../../../tooling/rgw/global-setup';
 import { assertBuilt, type BinRun, bin, runBin, sandboxEnv } from './helpers/bin';
 import { McpServerProcess } from './helpers/mcp-server';
 

@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { ProvidedS3 } from '@slivingdoc/testkit/rgw-global-setup';
 import { afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
-import type { ProvidedS3 } from '../../../tooling/rgw/global-setup';
 import { assertBuilt, sandboxEnv } from './helpers/bin';
 import { RawServer } from './helpers/raw-server';
 

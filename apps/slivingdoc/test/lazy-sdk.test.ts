@@ -8,8 +8,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { providedS3 } from '@slivingdoc/testkit/s3-env';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
-import { providedS3 } from '../../../tooling/reliability/s3-env';
 import { assertBuilt, sandboxEnv } from './helpers/bin';
 import { McpServerProcess } from './helpers/mcp-server';
 

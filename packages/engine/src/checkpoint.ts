@@ -5,7 +5,6 @@
  * ambiguous one is resolved by the checkpoint id. Never blocks or fails a commit: every
  * failure is logged and left to a later checkpoint.
  */
-import { createHash } from 'node:crypto';
 import { createCheckpointPack } from '@slivingdoc/merge';
 import {
   CURRENT_KEY,
@@ -22,6 +21,7 @@ import { cleanupPacks } from './cleanup';
 import type { DirContext } from './context';
 import { FAILPOINT, failpoint } from './failpoints';
 import { type Current, readCurrent } from './remote';
+import { sha256Hex } from './sha256';
 
 /** How a checkpoint run ended (for logs and tests). */
 export type CheckpointOutcome = 'not-needed' | 'checkpointed' | 'abandoned';
@@ -42,7 +42,7 @@ export async function runCheckpoint(ctx: DirContext): Promise<CheckpointOutcome>
     const pack = await createCheckpointPack(ctx.db, { head: prefixEnd.head });
     const checkpointId = newUuidV7();
     const key = checkpointKey(prefixEnd.generation, checkpointId);
-    const sha256 = createHash('sha256').update(pack).digest('hex');
+    const sha256 = sha256Hex(pack);
     await store.putImmutable(key, pack, {
       'slivingdoc-sha256': sha256,
       'slivingdoc-size': String(pack.byteLength),

@@ -4,7 +4,7 @@
  * is not already present), and the accepted tree with its paths checked against SPEC §4.
  */
 import { isUtf8 } from 'node:buffer';
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
@@ -29,6 +29,7 @@ import { assertNotRolledBack, type Baseline, EMPTY_BASELINE } from './baseline';
 import { type CallState, type DirContext, EMPTY_TREE, NO_FILES } from './context';
 import { integrityFailure } from './errors';
 import { FAILPOINT, failpoint } from './failpoints';
+import { sha256Hex } from './sha256';
 
 /** `current` as read: the decoded manifest and the ETag a replacement must be conditioned on. */
 export interface Current {
@@ -70,10 +71,6 @@ const DOWNLOAD_CONCURRENCY = 32;
 const VANISHED_REREADS = 4;
 
 export type PackDescriptor = CheckpointDescriptor | IncrementDescriptor;
-
-function sha256Hex(bytes: Uint8Array): string {
-  return createHash('sha256').update(bytes).digest('hex');
-}
 
 function checksumMismatch(): Error {
   return integrityFailure(

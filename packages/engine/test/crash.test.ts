@@ -8,8 +8,8 @@ import {
   type ObjectStore,
   parsePackKey,
 } from '@slivingdoc/store';
+import { bundleFixture } from '@slivingdoc/testkit/bundle-fixture';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bundleFixture } from '../../../tooling/bundle-fixture.ts';
 import { createNotebookService, FAILPOINT, type FailpointName } from '../src/index';
 import { put, snapshot } from './helpers';
 

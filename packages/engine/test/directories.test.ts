@@ -1,8 +1,8 @@
 import { execFileSync } from 'node:child_process';
 import { mkdir, readdir, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { refuseWrites } from '@slivingdoc/testkit/refuse-writes';
 import { describe, expect, it } from 'vitest';
-import { refuseWrites } from '../../../tooling/refuse-writes.ts';
 import { FAILPOINT, FailpointRegistry } from '../src/index';
 import { memoryStore, participant, put, rejection, snapshot } from './helpers';
 

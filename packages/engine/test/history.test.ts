@@ -8,6 +8,8 @@ import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createIncrementPack, importPack, openObjectDb } from '@slivingdoc/merge';
+// The pack codec itself: it assembles one pack from two.
+import { encodePack, type GitObject as PackObject, scanPack } from '@slivingdoc/merge/testing';
 import {
   appendIncrement,
   CURRENT_KEY,
@@ -17,9 +19,6 @@ import {
   newUuidV7,
 } from '@slivingdoc/store';
 import { describe, expect, it } from 'vitest';
-// The pack codec itself (not exported by the package): it assembles one pack from two.
-import type { GitObject as PackObject } from '../../merge/src/model/object-format';
-import { encodePack, scanPack } from '../../merge/src/model/pack-format';
 import { participant } from './helpers';
 
 describe('the retained history of a group increment', () => {

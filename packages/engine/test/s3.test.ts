@@ -4,9 +4,16 @@
  * This file creates its own bucket; every test its own prefix. It fails, never skips, when the
  * server is not there.
  */
-import { decodeManifest, type Manifest, type ObjectStore, StoreError } from '@slivingdoc/store';
+import {
+  createS3Store,
+  decodeManifest,
+  type Manifest,
+  type ObjectStore,
+  runProbe,
+  StoreError,
+} from '@slivingdoc/store';
+import { credentialsOf, freshBucket, requireS3 } from '@slivingdoc/testkit/s3-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freshBucket, probedS3Store, requireS3 } from '../../store/test/s3-env';
 import { FAILPOINT, FailpointRegistry, SYSTEM_CLOCK } from '../src/index';
 import { participant, put, rejection, snapshot } from './helpers';
 
@@ -20,7 +27,16 @@ afterAll(async () => {
 });
 
 async function s3Store(prefix: string): Promise<ObjectStore> {
-  const store = await probedS3Store(requireS3(), { bucket, prefix });
+  const env = requireS3();
+  const store = createS3Store({
+    endpoint: env.SLIVINGDOC_TEST_S3_ENDPOINT,
+    region: 'us-east-1',
+    credentials: credentialsOf(env),
+    bucket,
+    prefix,
+  });
+  const verdict = await runProbe(store);
+  if (!verdict.ok) throw new Error(`probe failed: ${verdict.reason}`);
   stores.push(store);
   // The real server over loopback, not a stand-in.
   expect(store.identity).toMatch(/^s3 http:\/\/(127\.0\.0\.1|localhost|\[::1\]):\d+ /);

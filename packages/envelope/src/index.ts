@@ -40,7 +40,7 @@ export {
 } from './domain-error';
 export { engineDetailFor, internalError } from './engine-detail';
 export { renderErrorsMarkdown } from './errors-doc';
-export { compareUtf8 } from './order';
+export { compareUtf8, sortByUtf8 } from './order';
 export {
   candidSetLines,
   pathSetSentences,

@@ -14,3 +14,7 @@ export function openMemoryObjectDb(): ObjectDb {
   fs.mkdirSync('/git/objects/pack', { recursive: true });
   return new GitObjectDb(fs as unknown as GitFs, '/git');
 }
+
+export type { GitObject } from './model/object-format';
+/** The pack codec, for tests above this package that assemble a pack by hand. */
+export { encodePack, scanPack } from './model/pack-format';

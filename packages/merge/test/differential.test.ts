@@ -1,13 +1,13 @@
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
+import { seededRandom } from '@slivingdoc/testkit/seeded-random';
 import diff3Merge from 'diff3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { type MergeAdditions, mergeText } from '../src/index';
 import { splitLines, toByteString } from '../src/operations/lines';
 import { tempDir } from './git-oracle';
 import { type Case, generateCase, generateInsertionCase, type InsertionCase } from './merge-cases';
-import { prng } from './prng';
 
 const scratch = tempDir('merge-differential-');
 afterAll(() => scratch.remove(), 60_000);
@@ -66,7 +66,7 @@ function hasBothInserted(c: Case): boolean {
 
 describe('mergeText against git merge-file (differential)', () => {
   it('`conflict` mode gives, byte for byte, the results of the merge before concurrent additions', () => {
-    const random = prng(20261130);
+    const random = seededRandom(20261130);
     const digest = createHash('sha256');
     for (let index = 0; index < 1000; index++) {
       const result = mergeCase(generateCase(random, index), 'conflict');
@@ -77,7 +77,7 @@ describe('mergeText against git merge-file (differential)', () => {
   }, 120_000);
 
   it('`keep` differs from `conflict` only in files where both sides inserted at one place', () => {
-    const random = prng(20261130);
+    const random = seededRandom(20261130);
     let outside = 0;
     for (let index = 0; index < 1000; index++) {
       const c = generateCase(random, index);
@@ -91,7 +91,7 @@ describe('mergeText against git merge-file (differential)', () => {
   }, 120_000);
 
   it('agrees with git on the clean-or-conflict verdict and on every clean result (`conflict` mode)', () => {
-    const random = prng(20261130);
+    const random = seededRandom(20261130);
     const total = 1000;
     const cases = Array.from({ length: total }, (_, index) => generateCase(random, index));
     const verdicts = gitMergeFileAll(cases);
@@ -173,7 +173,7 @@ function unionDifference(c: InsertionCase): string | undefined {
 
 describe('concurrent additions against git merge-file --union', () => {
   it('every both-inserted case equals git’s union, or differs for a documented reason', () => {
-    const random = prng(20261201);
+    const random = seededRandom(20261201);
     const total = 500;
     const cases = Array.from({ length: total }, (_, index) => generateInsertionCase(random, index));
     const unions = gitMergeFileAll(cases, 'union');

@@ -1,4 +1,4 @@
-import type { prng } from './prng';
+import type { seededRandom } from '@slivingdoc/testkit/seeded-random';
 
 /** One three-way text case (base, local, remote) and the kind of edit that produced it. */
 export interface Case {
@@ -9,7 +9,7 @@ export interface Case {
 }
 
 /** One generated three-way case: random line edits, same-place insertions, deletions, identical edits, CRLF, no final newline. */
-export function generateCase(random: ReturnType<typeof prng>, index: number): Case {
+export function generateCase(random: ReturnType<typeof seededRandom>, index: number): Case {
   const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)] as T;
   const words = ['alpha', 'beta', 'gamma', 'delta', 'eps', 'zeta', 'eta', 'theta', 'ü', '日本'];
   const eolMode = pick(['lf', 'lf', 'crlf', 'mixed'] as const);
@@ -80,7 +80,7 @@ export interface InsertionCase extends Case {
  * first line, and (at the end of the file) a last inserted line without a line ending.
  */
 export function generateInsertionCase(
-  random: ReturnType<typeof prng>,
+  random: ReturnType<typeof seededRandom>,
   index: number,
 ): InsertionCase {
   const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)] as T;

@@ -1,10 +1,10 @@
+import { seededRandom } from '@slivingdoc/testkit/seeded-random';
 import { describe, expect, it } from 'vitest';
 import { type ObjectDb, type Oid, TreeError } from '../src/index';
 import type { GitObjectDb } from '../src/storage/object-db';
 import { rebuildTree, type TreeIo } from '../src/storage/tree-build';
 import { openMemoryObjectDb } from '../src/testing';
 import { utf8 } from './git-oracle';
-import { prng } from './prng';
 
 const reference = openMemoryObjectDb();
 
@@ -49,7 +49,7 @@ function consistent(entries: Map<string, Oid>): boolean {
 
 describe('writeTree on top of a base it built', () => {
   it('gives the full build’s oid for random adds, deletes, file↔directory swaps and emptied directories', async () => {
-    const random = prng(7);
+    const random = seededRandom(7);
     const db = openMemoryObjectDb();
     const blobs = await Promise.all(
       Array.from({ length: 5 }, (_, i) => db.writeBlob(utf8(`blob ${i}\n`))),

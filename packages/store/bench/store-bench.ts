@@ -6,8 +6,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
-import { renderColumns } from '../../../tooling/bench/table';
-import { ensureS3Server } from '../../../tooling/rgw/rgw-server';
+import { ensureS3Server } from '@slivingdoc/testkit/rgw-server';
+import { renderColumns } from '@slivingdoc/testkit/table';
 import {
   createEmbeddedStore,
   createS3Store,

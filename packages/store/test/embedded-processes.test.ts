@@ -4,8 +4,8 @@ import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { bundleFixture } from '@slivingdoc/testkit/bundle-fixture';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bundleFixture } from '../../../tooling/bundle-fixture.ts';
 import { createEmbeddedStore } from '../src';
 
 const text = (s: string): Uint8Array => new TextEncoder().encode(s);

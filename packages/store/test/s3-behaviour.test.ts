@@ -2,6 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { HeadObjectCommand } from '@aws-sdk/client-s3';
+import { credentialsOf, freshBucket, rawClient, requireS3 } from '@slivingdoc/testkit/s3-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   checkpointKey,
@@ -13,7 +14,6 @@ import {
   runProbe,
   type StoreError,
 } from '../src';
-import { credentialsOf, freshBucket, rawClient, requireS3 } from './s3-env';
 
 const text = (s: string): Uint8Array => new TextEncoder().encode(s);
 

@@ -1,7 +1,8 @@
+import { freshBucket, requireS3 } from '@slivingdoc/testkit/s3-server';
 import { afterAll, beforeAll } from 'vitest';
 import type { ObjectStore } from '../src';
 import { describeObjectStore } from './contract/describe-object-store';
-import { freshBucket, probedS3Store, requireS3 } from './s3-env';
+import { probedS3Store } from './s3-env';
 
 let bucket: string;
 const stores: ObjectStore[] = [];

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { BigIntStats } from 'node:fs';
-import { open, rename, unlink } from 'node:fs/promises';
+import { type FileHandle, open, rename, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 
 /**
@@ -16,18 +16,7 @@ export async function writeFileDurably(
 ): Promise<BigIntStats> {
   const dir = dirname(file);
   const temp = join(dir, `.${basename(file)}.${randomUUID()}.tmp`);
-  const handle = await open(temp, 'wx', 0o600);
-  let written: BigIntStats;
-  try {
-    await handle.writeFile(content);
-    if (opts.sync) await handle.sync();
-    written = await handle.stat({ bigint: true });
-  } catch (error) {
-    await handle.close();
-    await unlink(temp).catch(() => {});
-    throw error;
-  }
-  await handle.close();
+  const written = await fillNewFile(await open(temp, 'wx', 0o600), temp, content, opts);
   try {
     await rename(temp, file);
   } catch (error) {
@@ -35,6 +24,33 @@ export async function writeFileDurably(
     throw error;
   }
   if (opts.sync) await syncDirectory(dir);
+  return written;
+}
+
+/**
+ * Writes `content` into the file just created exclusively at `path` through `handle`, fsyncs
+ * it when `sync` is set, and closes it. Returns its `fstat` taken before any rename (its inode
+ * and mtime; a rename or link may move its ctime). On a failure it closes and removes the file
+ * and rethrows, so no temp file is left behind. One sequence for every temp file the
+ * workspace writes (P's files here, L's staged files in `write.ts`).
+ */
+export async function fillNewFile(
+  handle: FileHandle,
+  path: string,
+  content: string | Uint8Array,
+  opts: { sync: boolean },
+): Promise<BigIntStats> {
+  let written: BigIntStats;
+  try {
+    await handle.writeFile(content);
+    if (opts.sync) await handle.sync();
+    written = await handle.stat({ bigint: true });
+  } catch (error) {
+    await handle.close();
+    await unlink(path).catch(() => {});
+    throw error;
+  }
+  await handle.close();
   return written;
 }
 

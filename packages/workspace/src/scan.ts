@@ -11,6 +11,7 @@ import {
   unlinkSync,
 } from 'node:fs';
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
+import { sortByUtf8 } from '@slivingdoc/envelope';
 import { checkNotebookPath, checkSegment, foldKey } from '@slivingdoc/policy';
 import { ConcurrentEditError, type ScanProblem, type ScanReason } from './errors';
 import type { ChangeMonitor, MonitoredEntry, MonitorPass } from './monitor';
@@ -19,7 +20,6 @@ import { SecureDir } from './secure-dir';
 import { type FileStamp, sameStamp, stampOf } from './stamp';
 import type { StatCache } from './stat-cache';
 import { isTempName } from './temp-names';
-import { sortByUtf8 } from './utf8-order';
 
 /** A file larger than this is not notebook state (SPEC §4). */
 export const MAX_FILE_BYTES = 64 * 1024 * 1024;

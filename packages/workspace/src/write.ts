@@ -1,12 +1,13 @@
 import type { BigIntStats } from 'node:fs';
 import { constants, link, lstat, mkdir, open, rename, rmdir, unlink } from 'node:fs/promises';
+import { sortByUtf8 } from '@slivingdoc/envelope';
 import { checkNotebookPath } from '@slivingdoc/policy';
+import { fillNewFile } from './durable-write';
 import { ConcurrentEditError, InvalidChangeError } from './errors';
 import { concurrentEdit } from './read-file';
 import { SecureDir } from './secure-dir';
 import { type FileStamp, sameStamp, stampOf } from './stamp';
 import { newTempName } from './temp-names';
-import { sortByUtf8 } from './utf8-order';
 
 /**
  * One file to change in L: `content` to write (or `null` to delete), and what the caller
@@ -182,17 +183,7 @@ async function stage(tree: DirTree, change: FileChange, content: Uint8Array): Pr
     constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW,
     0o644,
   ).catch(concurrentEdit(change.path)); // ENOENT: the opened directory was removed meanwhile
-  let written: BigIntStats;
-  try {
-    await handle.writeFile(content);
-    await handle.sync();
-    written = await handle.stat({ bigint: true });
-  } catch (error) {
-    await handle.close();
-    await unlink(temp).catch(() => {});
-    throw error;
-  }
-  await handle.close();
+  const written = await fillNewFile(handle, temp, content, { sync: true });
   return {
     path: temp,
     target: parent.child(baseOf(change.path)),

@@ -11,11 +11,11 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { createNotebookService, type NotebookService } from '@slivingdoc/engine';
 import { isDomainError } from '@slivingdoc/envelope';
+import { seededRandom } from '@slivingdoc/testkit/seeded-random';
 import { isRetryable } from '../catalogue';
 import { openStore, type StoreSpec } from '../store-spec';
 import { countingStore } from './counting-store';
 import type { AcknowledgedLine, WriterLedger } from './ledger';
-import { seededRandom } from './random';
 import { keepBothSides } from './resolve';
 
 /** Everything one writer needs (serialised into its argv). */

@@ -1,7 +1,12 @@
 import type { ObjectDb, TreeEntries } from '../storage/object-db';
 import { splitLines, toByteString } from './lines';
 
-/** Lines added and removed in one file (same shape as `FileStat` of `@slivingdoc/envelope`). */
+/**
+ * Lines added and removed in one file: the same type as `FileStat` of `@slivingdoc/envelope`
+ * on purpose. The merge imports no other `@slivingdoc` package (tooling/layers.json) and the
+ * envelope may not import the merge, so this twin stays; `engine/test/vocabulary.test.ts`
+ * fails when the two drift.
+ */
 export interface FileStat {
   path: string;
   insertions: number;
@@ -90,7 +95,10 @@ export function lineDiffStat(
   return { insertions: (distance + growth) / 2, deletions: (distance - growth) / 2 };
 }
 
-/** Byte order of UTF-8 paths (SPEC §2 ordering). */
+/**
+ * Byte order of UTF-8 paths (SPEC §2 ordering): `compareUtf8` of `@slivingdoc/envelope`,
+ * kept here for the reason `FileStat` is (`engine/test/vocabulary.test.ts` checks the diffstat order).
+ */
 export function compareUtf8(a: string, b: string): number {
   return Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
 }

@@ -14,7 +14,11 @@ export interface TextMergeOptions {
   additions?: MergeAdditions;
 }
 
-/** One-based inclusive line range of a marker block in written content. */
+/**
+ * One-based inclusive line range of a marker block in written content: the same type as
+ * `LineRange` of `@slivingdoc/envelope`, kept here for the reason `FileStat` is
+ * (`diffstat.ts`; `engine/test/vocabulary.test.ts` fails when the two drift).
+ */
 export interface LineRange {
   start: number;
   end: number;

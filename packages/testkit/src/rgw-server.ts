@@ -21,7 +21,8 @@ export interface RunningS3 {
   stop(): Promise<void>;
 }
 
-const defaultScriptsDir = dirname(fileURLToPath(import.meta.url));
+// The shell scripts stay in tooling/rgw: test-all.sh and bench-all.sh run them directly.
+const defaultScriptsDir = join(dirname(fileURLToPath(import.meta.url)), '../../../tooling/rgw');
 const ENV_NAMES = [
   'SLIVINGDOC_TEST_S3_ENDPOINT',
   'SLIVINGDOC_TEST_S3_ACCESS_KEY',
@@ -30,7 +31,7 @@ const ENV_NAMES = [
 ] as const;
 
 /** The server named by the environment, when `SLIVINGDOC_TEST_S3_ENDPOINT` is set. */
-export function s3EnvFrom(env: NodeJS.ProcessEnv): S3TestEnv | undefined {
+export function s3EnvFrom(env: Record<string, string | undefined>): S3TestEnv | undefined {
   if (!env.SLIVINGDOC_TEST_S3_ENDPOINT) return undefined;
   const missing = ENV_NAMES.filter((name) => !env[name]);
   if (missing.length > 0)

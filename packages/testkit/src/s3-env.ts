@@ -1,3 +1,5 @@
+import { s3EnvFrom } from './rgw-server';
+
 /**
  * The real S3 server's coordinates for the reliability suites. Tests get them from the
  * rgw global setup (`inject('s3')`); `pnpm soak` from the `SLIVINGDOC_TEST_S3_*` variables.
@@ -12,21 +14,13 @@ export interface S3TestEnv {
 
 /** Reads the coordinates from `SLIVINGDOC_TEST_S3_*` variables, or throws naming the missing ones. */
 export function s3TestEnv(vars: Record<string, string | undefined> = process.env): S3TestEnv {
-  const names = {
-    endpoint: 'SLIVINGDOC_TEST_S3_ENDPOINT',
-    accessKeyId: 'SLIVINGDOC_TEST_S3_ACCESS_KEY',
-    secretAccessKey: 'SLIVINGDOC_TEST_S3_SECRET_KEY',
-    bucket: 'SLIVINGDOC_TEST_S3_BUCKET',
-  } as const;
-  const missing = Object.values(names).filter((name) => !vars[name]);
-  if (missing.length > 0) {
-    throw new Error(`the real S3 server is required: ${missing.join(', ')} unset`);
-  }
+  const env = s3EnvFrom(vars);
+  if (!env) throw new Error('the real S3 server is required: SLIVINGDOC_TEST_S3_ENDPOINT unset');
   return {
-    endpoint: vars[names.endpoint] as string,
-    accessKeyId: vars[names.accessKeyId] as string,
-    secretAccessKey: vars[names.secretAccessKey] as string,
-    bucket: vars[names.bucket] as string,
+    endpoint: env.SLIVINGDOC_TEST_S3_ENDPOINT,
+    accessKeyId: env.SLIVINGDOC_TEST_S3_ACCESS_KEY,
+    secretAccessKey: env.SLIVINGDOC_TEST_S3_SECRET_KEY,
+    bucket: env.SLIVINGDOC_TEST_S3_BUCKET,
   };
 }
 

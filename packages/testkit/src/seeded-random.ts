@@ -1,6 +1,7 @@
 /**
- * A seeded PRNG (mulberry32) so a soak run is reproducible from its seed. Hand-written
- * because Node has no seeded generator and a whole library for six lines is not worth it.
+ * A seeded PRNG (mulberry32), so a randomized test or a soak run is reproducible from its
+ * seed. Hand-written because Node has no seeded generator and a whole library for six lines
+ * is not worth it.
  */
 export function seededRandom(seed: number): () => number {
   let state = seed >>> 0;
