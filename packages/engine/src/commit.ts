@@ -117,7 +117,8 @@ export async function commitLocked(
       previous: entry.base,
       next: baseline,
     });
-    if (written.conflicts.length > 0) throw mergeConflict(conflictIssues(written.conflicts));
+    if (written.conflicts.length > 0)
+      throw mergeConflict(await conflictIssues(ctx, written.conflicts, written.final));
     return buildSuccess({
       path: ctx.dir,
       generation: Number(baseline.generation),
@@ -147,7 +148,9 @@ export async function commitLocked(
         previous: entry.base,
         next: step.remote.baseline,
       });
-      throw mergeConflict(conflictIssues([...step.conflicts, ...written.conflicts]));
+      throw mergeConflict(
+        await conflictIssues(ctx, [...step.conflicts, ...written.conflicts], written.final),
+      );
     }
     if (step.kind === 'unchanged') {
       call.signal?.throwIfAborted();

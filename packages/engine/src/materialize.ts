@@ -7,7 +7,7 @@
 import type { MergeConflict, TreeEntries } from '@slivingdoc/merge';
 import { type FileChange, type WrittenFile, writeChanges } from '@slivingdoc/workspace';
 import { type Baseline, raiseRecoveryFlag, recordBaseline } from './baseline';
-import type { CallState, DirContext } from './context';
+import { type CallState, type DirContext, EMPTY_TREE, NO_FILES } from './context';
 import { FAILPOINT, failpoint } from './failpoints';
 import { type LocalSnapshot, scanLocal } from './local';
 import { threeWayMerge } from './three-way';
@@ -69,6 +69,26 @@ async function rememberWritten(
   if (changed) await ctx.priv.statCache.save();
 }
 
+/**
+ * Records what this rewrite is about to write (SPEC §10), before any file of L changes: the
+ * target as its difference from `next`'s tree, so the record stays as small as the caller's
+ * unpublished edits.
+ */
+async function recordTarget(
+  ctx: DirContext,
+  previous: Baseline,
+  next: Baseline,
+  target: TreeEntries,
+): Promise<void> {
+  const nextEntries = next.tree === EMPTY_TREE ? NO_FILES : await ctx.trees.read(ctx.db, next.tree);
+  const changes = new Map<string, string | null>();
+  if (target !== nextEntries) {
+    for (const [path, oid] of target) if (nextEntries.get(path) !== oid) changes.set(path, oid);
+    for (const path of nextEntries.keys()) if (!target.has(path)) changes.set(path, null);
+  }
+  await ctx.priv.writeTarget({ previous, next, changes });
+}
+
 function isConcurrentEdit(err: unknown): boolean {
   return (err as Error | undefined)?.name === 'ConcurrentEditError';
 }
@@ -82,8 +102,9 @@ export interface Materialized {
 }
 
 /**
- * Rewrites L from `local` to `target` and records `next` as the baseline. `previous` is kept in
- * the flagged state so a repair after a crash has a trustworthy base. `keep` lists paths that
+ * Rewrites L from `local` to `target` and records `next` as the baseline. The target is recorded
+ * first, then `previous` is kept in the flagged state, so a repair after a crash has a
+ * trustworthy base and knows which files this call wrote. `keep` lists paths that
  * must never be written (files that are not notebook state).
  */
 export async function rewriteLocal(
@@ -98,6 +119,7 @@ export async function rewriteLocal(
   },
 ): Promise<Materialized> {
   call.stage = 'materialize';
+  await recordTarget(ctx, opts.previous, opts.next, opts.target);
   await raiseRecoveryFlag(ctx, call, opts.previous);
   await failpoint(ctx.cfg.failpoints, FAILPOINT.afterRecoveryFlag);
   const keep = opts.keep ?? new Set<string>();
@@ -106,6 +128,8 @@ export async function rewriteLocal(
   const conflicts: MergeConflict[] = [];
   for (let round = 1; ; round += 1) {
     try {
+      // A re-merged target (the caller edited meanwhile) is recorded before it is written.
+      if (round > 1) await recordTarget(ctx, opts.previous, opts.next, target);
       const written = await writeInHalves(ctx, await changesFor(ctx, local, target, keep));
       await rememberWritten(ctx, written, target);
       break;

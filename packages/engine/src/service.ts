@@ -93,7 +93,6 @@ export async function createNotebookService(config: EngineConfig): Promise<Noteb
       db,
       packCacheDir: join(priv.dir, 'pack-cache'),
       trees: new TreeCache(),
-      suspectHeads: new Set(),
       verifiedHeads: new Set(),
       onPublished: (activeIncrements) => scheduleCheckpoint(dir, activeIncrements),
     };
@@ -186,10 +185,10 @@ export async function createNotebookService(config: EngineConfig): Promise<Noteb
     );
     const repair = newCall(undefined);
     let resynchronized = false;
-    let files: ReturnType<typeof conflictIssues> = [];
+    let files: Awaited<ReturnType<typeof conflictIssues>> = [];
     try {
       const synced = await synchronize(ctx, repair, await enterDirectory(ctx), {});
-      files = conflictIssues(synced.conflicts);
+      files = await conflictIssues(ctx, synced.conflicts, synced.final);
       resynchronized = true;
     } catch (err) {
       cfg.logger.error({ err }, 'repair failed; the recovery flag stays for the next call');
@@ -213,7 +212,8 @@ export async function createNotebookService(config: EngineConfig): Promise<Noteb
     if (!entry.repairPending) return entry;
     try {
       const synced = await synchronize(ctx, call, entry, {});
-      if (synced.conflicts.length > 0) throw mergeConflict(conflictIssues(synced.conflicts));
+      if (synced.conflicts.length > 0)
+        throw mergeConflict(await conflictIssues(ctx, synced.conflicts, synced.final));
     } catch (err) {
       const known = classifyKnown(err);
       if (known?.code === 'STORAGE_FAILURE') throw resyncPending(err);

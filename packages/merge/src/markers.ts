@@ -1,5 +1,14 @@
 import { splitLines, toByteString } from './lines';
-import { CLOSE_MARKER, type LineRange, OPEN_MARKER, SEPARATOR_MARKER } from './textMerge';
+
+/** One-based inclusive line range of a marker block in written content. */
+export interface LineRange {
+  start: number;
+  end: number;
+}
+
+export const OPEN_MARKER = '<<<<<<< local';
+export const SEPARATOR_MARKER = '=======';
+export const CLOSE_MARKER = '>>>>>>> remote';
 
 /** The line's text without its LF or CRLF terminator (a lone CR stays part of the text). */
 function lineText(line: string): string {

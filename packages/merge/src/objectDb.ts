@@ -294,13 +294,15 @@ export class GitObjectDb implements ObjectDb {
   async persistStaged(): Promise<void> {
     if (this.#staged.size === 0) return;
     const staged = [...this.#staged];
-    for (const [oid, object] of staged) {
-      if (this.#stagedOwnCommits.has(oid)) await this.#writeCommitObject(object.content);
-    }
+    // Trees and blobs first, our own commits last: a process killed in between leaves no
+    // commit whose tree is missing, so a present head never lacks its own objects.
     const packed = staged.filter(([oid]) => !this.#stagedOwnCommits.has(oid));
     if (packed.length > 0) {
       const pack = buildPack(packed.map(([, object]) => object));
       await installPack(this, pack.bytes, pack.summary);
+    }
+    for (const [oid, object] of staged) {
+      if (this.#stagedOwnCommits.has(oid)) await this.#writeCommitObject(object.content);
     }
     for (const [oid] of staged) this.#staged.delete(oid);
     this.#stagedOwnCommits.clear();

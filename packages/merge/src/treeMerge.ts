@@ -1,7 +1,8 @@
 import { compareUtf8 } from './diffstat';
+import type { LineRange } from './markers';
 import type { ObjectDb, TreeEntries } from './objectDb';
 import type { Oid } from './objectFormat';
-import { type LineRange, mergeText, wholeFileConflict } from './textMerge';
+import { mergeText, wholeFileConflict } from './textMerge';
 
 /** Why a path did not merge cleanly (file reasons of SPEC §3). */
 export type MergeConflictReason =
@@ -15,7 +16,10 @@ export interface MergeConflict {
   /** For moves (FILE_DIRECTORY, NAME_COLLISION): the path where local and remote collided. */
   path: string;
   reason: MergeConflictReason;
-  /** Marker blocks in the written content (TEXT_CONFLICT only), one-based inclusive. */
+  /**
+   * Marker blocks in the written content as `findMarkerBlocks` finds them (TEXT_CONFLICT only),
+   * one-based inclusive.
+   */
   ranges: LineRange[];
 }
 
@@ -72,7 +76,7 @@ export async function merge3(
           ? wholeFileConflict(localBytes, remoteBytes)
           : mergeText(await db.readBlob(a), localBytes, remoteBytes);
       merged = await db.writeBlob(text.content);
-      if (text.conflicts.length > 0)
+      if (text.conflicted)
         conflicts.set(path, { path, reason: 'TEXT_CONFLICT', ranges: text.conflicts });
     }
     if (merged !== undefined) result.set(path, merged);

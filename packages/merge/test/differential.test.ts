@@ -121,7 +121,7 @@ describe('mergeText against git merge-file (differential)', () => {
       const c = cases[index] as Case;
       const ours = mergeText(Buffer.from(c.base), Buffer.from(c.local), Buffer.from(c.remote));
       const ourContent = Buffer.from(ours.content).toString('utf8');
-      const oursClean = ours.conflicts.length === 0;
+      const oursClean = !ours.conflicted;
       const theirs = verdicts[index] as { clean: boolean; content: string };
       if (oursClean === theirs.clean) verdictAgree++;
       else {

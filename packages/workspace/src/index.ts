@@ -27,4 +27,10 @@ export {
 export type { FileStamp } from './stamp';
 export { emptyStatCache, loadStatCache, type StatCache } from './stat-cache';
 export { decodeState, encodeState, type StateV1 } from './state-codec';
+export {
+  decodeTarget,
+  encodeTarget,
+  type RewriteTarget,
+  type TargetBaseline,
+} from './target-codec';
 export { type FileChange, type WrittenFile, writeChanges } from './write';
