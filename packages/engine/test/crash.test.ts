@@ -201,6 +201,59 @@ describe('engine across real processes (embedded store)', () => {
     },
   );
 
+  it.each(['pull', 'commit'] as const)(
+    'a %s killed mid-rewrite: the files it wrote are not taken for local edits (its target is recorded)',
+    async (op) => {
+      const roots = await crashRoots();
+      const storeDir = join(roots.base, 'store');
+      const store = await createEmbeddedStore({ dir: storeDir, prefix: 'nb' });
+      const writer = await createNotebookService({
+        store,
+        privateRoot: join(roots.base, 'writer-priv'),
+        workspaceRoot: roots.workspaceRoot,
+        notebookDir: join(roots.workspaceRoot, 'writer'),
+      });
+      const dir = join(roots.workspaceRoot, 'reader');
+      const config = { privateRoot: roots.privateRoot, workspaceRoot: roots.workspaceRoot };
+      await writer.pull({});
+      await put(writer.notebookDir, 'a.md', 'x\n');
+      await put(writer.notebookDir, 'b.md', 'y\n');
+      await writer.commit({ message: 'first' });
+      const reader = await createNotebookService({ ...config, store, notebookDir: dir });
+      await reader.pull({});
+      await reader.close();
+      await put(writer.notebookDir, 'a.md', 'x1\n');
+      await put(writer.notebookDir, 'b.md', 'y1\n');
+      await writer.commit({ message: 'second' });
+      await put(dir, 'mine.md', 'mine\n');
+
+      // The rewrite writes a.md (the first half of its two changes) and dies.
+      const killed = await runChild(
+        { ...config, notebookDir: dir, storeDir, op, message: 'mine' },
+        `${FAILPOINT.midMaterialize}=kill`,
+      );
+      expect(killed.signal).toBe('SIGKILL');
+      expect(await snapshot(dir)).toEqual({ 'a.md': 'x1\n', 'b.md': 'y\n', 'mine.md': 'mine\n' });
+      // The same lines change again remotely: measured from the old baseline, the a.md the
+      // killed call wrote would be a local edit of the same line, a spurious conflict.
+      await put(writer.notebookDir, 'a.md', 'x2\n');
+      await put(writer.notebookDir, 'b.md', 'y2\n');
+      await writer.commit({ message: 'third' });
+      await writer.close();
+
+      const next = await createNotebookService({ ...config, store, notebookDir: dir });
+      const generation = op === 'commit' ? 4 : 3;
+      expect(await next.pull({})).toMatchObject({ code: 'OK', generation });
+      expect(await snapshot(dir)).toEqual({ 'a.md': 'x2\n', 'b.md': 'y2\n', 'mine.md': 'mine\n' });
+      // A killed pull leaves its local edit to publish; a killed commit had published it.
+      const committed = await next.commit({ message: 'after repair' });
+      expect(committed.files).toEqual(
+        op === 'pull' ? [{ path: 'mine.md', insertions: 1, deletions: 0 }] : [],
+      );
+      await next.close();
+    },
+  );
+
   it('four processes commit at once: every call OK, one generation each, nothing lost', async () => {
     const roots = await crashRoots();
     const storeDir = join(roots.base, 'store');
