@@ -36,6 +36,8 @@ export interface KillSoakOptions {
   store: { kind: 'embedded' } | { kind: 's3'; s3: S3TestEnv; faultRate: number };
   sharedFiles?: number;
   checkpointPacks?: number;
+  /** Called about once a minute with a line of running figures (a long run's partial result). */
+  onProgress?: (line: string) => void;
 }
 
 /** The soak's figures and everything that broke a promise. */
@@ -180,17 +182,17 @@ async function killer(
   writers: Writer[],
   random: () => number,
   done: () => boolean,
-): Promise<{ kills: number; midCall: number }> {
+  tally: { kills: number; midCall: number },
+): Promise<void> {
   // The last tenth of the run is left without kills: every slot then fits before the end.
   const every = (0.9 * run.opts.commits) / Math.max(run.opts.kills, 1);
-  const tally = { kills: 0, midCall: 0 };
   for (let slot = 0; slot < run.opts.kills && !done(); slot += 1) {
     const at = every * (slot + random());
     while (!done() && run.committed < at) await sleep(10);
     await sleep(random() * KILL_DELAY_MS);
     // A victim whose server is still restarting is skipped for one that runs.
     for (;;) {
-      if (done()) return tally;
+      if (done()) return;
       const live = writers.filter((w) => w.stuck === undefined && w.server.running);
       const outcome = live[Math.floor(random() * live.length)]?.server.kill();
       if (outcome?.killed) {
@@ -201,7 +203,6 @@ async function killer(
       await sleep(20);
     }
   }
-  return tally;
 }
 
 /** The fault proxy's rules: drops, resets and delays, each a third of `rate`, seeded. */
@@ -308,10 +309,17 @@ export async function runKillSoak(opts: KillSoakOptions): Promise<KillSoakReport
     spuriousConflicts: [],
   };
   let finished = false;
-  const killing = killer(run, writers, random, () => finished);
+  const tally = { kills: 0, midCall: 0 };
+  const killing = killer(run, writers, random, () => finished, tally);
+  const progress = setInterval(() => {
+    opts.onProgress?.(
+      `OK commits ${run.committed}, kills ${tally.kills} (mid-call ${tally.midCall}), restarts ${run.restarts}, failed starts ${run.failedStarts}, non-retryable ${run.nonRetryable.length}, spurious conflicts ${run.spuriousConflicts.length}, stuck writers ${writers.filter((w) => w.stuck !== undefined).length}`,
+    );
+  }, 60_000);
   await Promise.all(writers.map((w) => runWriter(run, w)));
   finished = true;
-  const tally = await killing;
+  await killing;
+  clearInterval(progress);
 
   // Every directory pulls once more, then the independent reader takes the final notebook.
   for (const w of writers) {

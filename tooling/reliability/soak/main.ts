@@ -69,6 +69,7 @@ for (const kind of killStores) {
           }
         : { kind: 'embedded' },
     checkpointPacks: 1024,
+    onProgress: (line) => console.log(`kill soak ${kind} at ${new Date().toISOString()}: ${line}`),
   });
   const seconds = ((Date.now() - started) / 1000).toFixed(0);
   console.log(`kill soak ${formatKillSoak(kind, report)} (${seconds} s)`);
