@@ -5,7 +5,12 @@
  * rescanned and the caller's new edits are merged onto the target before writing again.
  */
 import type { MergeConflict, TreeEntries } from '@slivingdoc/merge';
-import { type FileChange, type WrittenFile, writeChanges } from '@slivingdoc/workspace';
+import {
+  type FileChange,
+  type RewriteTarget,
+  type WrittenFile,
+  writeChanges,
+} from '@slivingdoc/workspace';
 import { type Baseline, raiseRecoveryFlag, recordBaseline } from './baseline';
 import { type CallState, type DirContext, EMPTY_TREE, NO_FILES } from './context';
 import { FAILPOINT, failpoint } from './failpoints';
@@ -13,6 +18,9 @@ import { type LocalSnapshot, scanLocal } from './local';
 import { threeWayMerge } from './three-way';
 
 const CONCURRENT_EDIT_ROUNDS = 4;
+
+/** Rewrites one target record remembers (repairs killed one after another, in a row). */
+const TARGETS_KEPT = 8;
 
 /** The file writes that turn `local` into `target`, leaving `keep` paths alone. */
 async function changesFor(
@@ -72,21 +80,26 @@ async function rememberWritten(
 /**
  * Records what this rewrite is about to write (SPEC §10), before any file of L changes: the
  * target as its difference from `next`'s tree, so the record stays as small as the caller's
- * unpublished edits.
+ * unpublished edits. A repair under a flag still raised (`earlier`, the record it found) appends
+ * to that record: L may hold files of every rewrite since the flag went up.
  */
 async function recordTarget(
   ctx: DirContext,
-  previous: Baseline,
-  next: Baseline,
+  opts: { previous: Baseline; next: Baseline },
+  earlier: RewriteTarget | undefined,
   target: TreeEntries,
-): Promise<void> {
+): Promise<RewriteTarget> {
+  const { next } = opts;
   const nextEntries = next.tree === EMPTY_TREE ? NO_FILES : await ctx.trees.read(ctx.db, next.tree);
   const changes = new Map<string, string | null>();
   if (target !== nextEntries) {
     for (const [path, oid] of target) if (nextEntries.get(path) !== oid) changes.set(path, oid);
     for (const path of nextEntries.keys()) if (!target.has(path)) changes.set(path, null);
   }
-  await ctx.priv.writeTarget({ previous, next, changes });
+  const kept = earlier?.rewrites.slice(-(TARGETS_KEPT - 1)) ?? [];
+  const record = { previous: opts.previous, rewrites: [...kept, { next, changes }] };
+  await ctx.priv.writeTarget(record);
+  return record;
 }
 
 function isConcurrentEdit(err: unknown): boolean {
@@ -116,10 +129,12 @@ export async function rewriteLocal(
     previous: Baseline;
     next: Baseline;
     keep?: Set<string>;
+    /** The target record of the flag this rewrite repairs (it stays raised meanwhile). */
+    earlier?: RewriteTarget;
   },
 ): Promise<Materialized> {
   call.stage = 'materialize';
-  await recordTarget(ctx, opts.previous, opts.next, opts.target);
+  let record = await recordTarget(ctx, opts, opts.earlier, opts.target);
   await raiseRecoveryFlag(ctx, call, opts.previous);
   await failpoint(ctx.cfg.failpoints, FAILPOINT.afterRecoveryFlag);
   const keep = opts.keep ?? new Set<string>();
@@ -128,8 +143,9 @@ export async function rewriteLocal(
   const conflicts: MergeConflict[] = [];
   for (let round = 1; ; round += 1) {
     try {
-      // A re-merged target (the caller edited meanwhile) is recorded before it is written.
-      if (round > 1) await recordTarget(ctx, opts.previous, opts.next, target);
+      // A re-merged target (the caller edited meanwhile) is recorded before it is written;
+      // files of the earlier round may already be on disk, so its entry stays.
+      if (round > 1) record = await recordTarget(ctx, opts, record, target);
       const written = await writeInHalves(ctx, await changesFor(ctx, local, target, keep));
       await rememberWritten(ctx, written, target);
       break;

@@ -31,7 +31,7 @@ export interface Entry {
   repairPending: boolean;
   /** True when the state record was missing (a directory never pulled has none). */
   stateMissing: boolean;
-  /** What the call that raised the recovery flag was writing (absent: not recorded). */
+  /** What the rewrites under the raised recovery flag were writing (absent: not recorded). */
   target?: RewriteTarget;
 }
 
@@ -57,7 +57,7 @@ async function trustworthyEntries(
   }
 }
 
-/** The target the killed call recorded, when it belongs to this flag (else none). */
+/** The targets the killed calls recorded, when they belong to this flag (else none). */
 async function recordedTarget(
   ctx: DirContext,
   recorded: Baseline,
@@ -142,30 +142,34 @@ async function repairBase(
   local: TreeEntries,
 ): Promise<{ base: TreeEntries; fromTarget: Set<string> }> {
   const fromTarget = new Set<string>();
-  const { target } = entry;
-  if (target === undefined) return { base: entry.baseEntries, fromTarget };
-  let next: TreeEntries;
-  try {
-    next =
-      target.next.tree === EMPTY_TREE ? NO_FILES : await ctx.trees.read(ctx.db, target.next.tree);
-  } catch {
-    return { base: entry.baseEntries, fromTarget };
-  }
-  const targetOid = (path: string) => {
-    const change = target.changes.get(path);
-    return change === undefined ? next.get(path) : (change ?? undefined);
-  };
   const base = new Map(entry.baseEntries);
-  const paths = new Set([...local.keys(), ...next.keys(), ...target.changes.keys()]);
-  for (const path of paths) {
-    if (local.get(path) !== targetOid(path)) continue;
-    const nextOid = next.get(path);
-    if (nextOid === base.get(path)) continue;
-    // Content the base must offer to a text merge has to be in P; else keep the old base.
-    if (nextOid !== undefined && !(await ctx.db.has(nextOid))) continue;
-    if (nextOid === undefined) base.delete(path);
-    else base.set(path, nextOid);
-    fromTarget.add(path);
+  const decided = new Set<string>();
+  // Newest first: a file equal to a later rewrite's target was written (or kept) by it.
+  for (const rewrite of [...(entry.target?.rewrites ?? [])].reverse()) {
+    let next: TreeEntries;
+    try {
+      next =
+        rewrite.next.tree === EMPTY_TREE
+          ? NO_FILES
+          : await ctx.trees.read(ctx.db, rewrite.next.tree);
+    } catch {
+      continue;
+    }
+    const targetOid = (path: string) => {
+      const change = rewrite.changes.get(path);
+      return change === undefined ? next.get(path) : (change ?? undefined);
+    };
+    for (const path of new Set([...local.keys(), ...next.keys(), ...rewrite.changes.keys()])) {
+      if (decided.has(path) || local.get(path) !== targetOid(path)) continue;
+      decided.add(path);
+      const nextOid = next.get(path);
+      if (nextOid === entry.baseEntries.get(path)) continue;
+      // Content the base must offer to a text merge has to be in P; else keep the old base.
+      if (nextOid !== undefined && !(await ctx.db.has(nextOid))) continue;
+      if (nextOid === undefined) base.delete(path);
+      else base.set(path, nextOid);
+      fromTarget.add(path);
+    }
   }
   return { base, fromTarget };
 }
@@ -247,6 +251,7 @@ export async function synchronize(
     previous: entry.rollback ?? EMPTY_BASELINE,
     next: remote.baseline,
     keep: new Set(local.problems.map((p) => p.path)),
+    ...(entry.target === undefined ? {} : { earlier: entry.target }),
   });
   const leftover = await leftoverConflicts(ctx, repair.fromTarget, written.final, remote.entries);
   return {

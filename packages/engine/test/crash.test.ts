@@ -254,6 +254,50 @@ describe('engine across real processes (embedded store)', () => {
     },
   );
 
+  it('a repair killed in turn: files either killed rewrite wrote are not taken for local edits', async () => {
+    const roots = await crashRoots();
+    const storeDir = join(roots.base, 'store');
+    const store = await createEmbeddedStore({ dir: storeDir, prefix: 'nb' });
+    const writer = await createNotebookService({
+      store,
+      privateRoot: join(roots.base, 'writer-priv'),
+      workspaceRoot: roots.workspaceRoot,
+      notebookDir: join(roots.workspaceRoot, 'writer'),
+    });
+    const dir = join(roots.workspaceRoot, 'reader');
+    const config = { privateRoot: roots.privateRoot, workspaceRoot: roots.workspaceRoot };
+    const publish = async (a: string, b: string) => {
+      await put(writer.notebookDir, 'a.md', a);
+      await put(writer.notebookDir, 'b.md', b);
+      await writer.commit({ message: a });
+    };
+    await writer.pull({});
+    await publish('x\n', 'y\n');
+    const reader = await createNotebookService({ ...config, store, notebookDir: dir });
+    await reader.pull({});
+    await reader.close();
+    await publish('x1\n', 'y1\n');
+    // The first pull writes a.md and dies; so does its repair, right after raising the flag.
+    const first = await runChild(
+      { ...config, notebookDir: dir, storeDir, op: 'pull' },
+      `${FAILPOINT.midMaterialize}=kill`,
+    );
+    expect(first.signal).toBe('SIGKILL');
+    await publish('x2\n', 'y2\n');
+    const second = await runChild(
+      { ...config, notebookDir: dir, storeDir, op: 'pull' },
+      `${FAILPOINT.afterRecoveryFlag}=kill`,
+    );
+    expect(second.signal).toBe('SIGKILL');
+    expect(await snapshot(dir)).toEqual({ 'a.md': 'x1\n', 'b.md': 'y\n' });
+    await publish('x3\n', 'y3\n');
+    await writer.close();
+    const next = await createNotebookService({ ...config, store, notebookDir: dir });
+    expect(await next.pull({})).toMatchObject({ code: 'OK', generation: 4 });
+    expect(await snapshot(dir)).toEqual({ 'a.md': 'x3\n', 'b.md': 'y3\n' });
+    await next.close();
+  });
+
   it('four processes commit at once: every call OK, one generation each, nothing lost', async () => {
     const roots = await crashRoots();
     const storeDir = join(roots.base, 'store');

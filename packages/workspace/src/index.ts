@@ -32,5 +32,6 @@ export {
   encodeTarget,
   type RewriteTarget,
   type TargetBaseline,
+  type TargetRewrite,
 } from './target-codec';
 export { type FileChange, type WrittenFile, writeChanges } from './write';

@@ -9,20 +9,26 @@ export interface TargetBaseline {
   tree: string;
 }
 
+/** One rewrite of L: the baseline it records when it finishes, and what it writes. */
+export interface TargetRewrite {
+  next: TargetBaseline;
+  /** How the target differs from `next`'s tree (path → blob id, `null` = absent). */
+  changes: Map<string, string | null>;
+}
+
 /**
- * What a rewrite of L is writing (SPEC §10 "records its target"), `target.json` version 1:
- * recorded before the recovery flag is raised, so a repair after a kill can tell the files the
- * killed call already wrote from the caller's edits. The target tree is `next`'s tree with
- * `changes` applied (path → blob id, `null` = absent), which keeps the record small: it holds
- * only the caller's unpublished edits and conflict results, never the whole notebook.
+ * What the rewrites of L under one recovery flag were writing (SPEC §10 "records its target"),
+ * `target.json` version 1: each rewrite appends its target before it raises (or keeps) the flag,
+ * so a repair after a kill can tell the files any of them already wrote from the caller's edits
+ * (a repair killed in turn leaves files of both). A target is `next`'s tree with `changes`
+ * applied, which keeps the record small: it holds only the caller's unpublished edits and
+ * conflict results, never the whole notebook.
  */
 export interface RewriteTarget {
-  /** The baseline the recovery flag keeps (the one L was based on before the rewrite). */
+  /** The baseline the recovery flag keeps (the one L was based on before the first rewrite). */
   previous: TargetBaseline;
-  /** The baseline the rewrite records when it finishes. */
-  next: TargetBaseline;
-  /** How the target differs from `next`'s tree. */
-  changes: Map<string, string | null>;
+  /** The rewrites since the flag went up, oldest first. */
+  rewrites: TargetRewrite[];
 }
 
 const OID = /^[0-9a-f]{40}$/;
@@ -37,8 +43,10 @@ export function encodeTarget(target: RewriteTarget): string {
   return JSON.stringify({
     version: 1,
     previous: encodeBaseline(target.previous),
-    next: encodeBaseline(target.next),
-    changes: [...target.changes],
+    rewrites: target.rewrites.map((r) => ({
+      next: encodeBaseline(r.next),
+      changes: [...r.changes],
+    })),
   });
 }
 
@@ -68,18 +76,24 @@ export function decodeTarget(text: string): RewriteTarget {
   const record = parsed as Record<string, unknown> | null;
   if (typeof record !== 'object' || record === null || record.version !== 1)
     throw invalid('version');
-  if (!Array.isArray(record.changes)) throw invalid('changes');
+  if (!Array.isArray(record.rewrites)) throw invalid('rewrites');
+  return {
+    previous: decodeBaseline(record.previous, 'previous'),
+    rewrites: (record.rewrites as unknown[]).map(decodeRewrite),
+  };
+}
+
+function decodeRewrite(value: unknown): TargetRewrite {
+  const rewrite = value as Record<string, unknown> | null;
+  if (typeof rewrite !== 'object' || rewrite === null || !Array.isArray(rewrite.changes))
+    throw invalid('rewrite');
   const changes = new Map<string, string | null>();
-  for (const change of record.changes as unknown[]) {
+  for (const change of rewrite.changes as unknown[]) {
     if (!Array.isArray(change) || change.length !== 2) throw invalid('change');
     const [path, oid] = change as unknown[];
     if (typeof path !== 'string' || (oid !== null && (typeof oid !== 'string' || !OID.test(oid))))
       throw invalid('change');
     changes.set(path, oid as string | null);
   }
-  return {
-    previous: decodeBaseline(record.previous, 'previous'),
-    next: decodeBaseline(record.next, 'next'),
-    changes,
-  };
+  return { next: decodeBaseline(rewrite.next, 'next'), changes };
 }

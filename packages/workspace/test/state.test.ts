@@ -193,11 +193,16 @@ describe('target.json (what a rewrite of L is writing)', () => {
   const oid = (c: string) => c.repeat(40);
   const target = {
     previous: { generation: 2n ** 63n - 1n, head: oid('a'), tree: oid('b') },
-    next: { generation: 0n, head: '', tree: oid('c') },
-    changes: new Map<string, string | null>([
-      ['notes/a.md', oid('d')],
-      ['gone.md', null],
-    ]),
+    rewrites: [
+      { next: { generation: 0n, head: '', tree: oid('c') }, changes: new Map() },
+      {
+        next: { generation: 7n, head: oid('e'), tree: oid('f') },
+        changes: new Map<string, string | null>([
+          ['notes/a.md', oid('d')],
+          ['gone.md', null],
+        ]),
+      },
+    ],
   };
 
   it('round-trips, 64-bit generations included', () => {
@@ -207,7 +212,8 @@ describe('target.json (what a rewrite of L is writing)', () => {
   it.each([
     'not json',
     '{}',
-    '{"version":2,"previous":{},"next":{},"changes":[]}',
+    '{"version":2,"previous":{},"rewrites":[]}',
+    '{"version":1,"previous":{"generation":"1","head":"","tree":"x"},"rewrites":[]}',
     encodeTarget(target).replace('"gone.md",null', '"gone.md",7'),
     encodeTarget(target).replace(`"${oid('b')}"`, '"xyz"'),
     encodeTarget(target).replace('"generation":"0"', '"generation":0'),
