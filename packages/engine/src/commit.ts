@@ -22,7 +22,7 @@ import type { Baseline } from './baseline';
 import type { CallState, DirContext } from './context';
 import { PublicationGate } from './gate';
 import { changedPaths, type LocalSnapshot, scanLocal } from './local';
-import { rewriteLocal } from './materialize';
+import { recordPublicationInput, rewriteLocal } from './materialize';
 import { publishAttempt } from './publish';
 import { type Current, loadRemote, prefetchRemote, type RemoteView } from './remote';
 import { conflictIssues, type Entry } from './sync';
@@ -205,6 +205,13 @@ async function attemptPublication(
   if (sameEntries(merged.result, remote.entries)) return { kind: 'unchanged', remote };
   const outcome = await publishAttempt(ctx, call, remote, merged.result, message, {
     checkMoved: !gated,
+    // A kill after the swap lands must not make the next call publish L's lines again.
+    beforeCas: (proposal) =>
+      recordPublicationInput(
+        ctx,
+        { previous: entry.base, previousEntries: entry.baseEntries, proposal },
+        local.entries,
+      ),
   });
   if (!outcome.accepted) return { kind: 'lost', observed: outcome.observed };
   return {

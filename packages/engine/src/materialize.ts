@@ -7,7 +7,7 @@
 import type { MergeConflict, TreeEntries } from '@slivingdoc/merge';
 import {
   type FileChange,
-  type RewriteTarget,
+  type TargetRewrite,
   type WrittenFile,
   writeChanges,
 } from '@slivingdoc/workspace';
@@ -19,7 +19,7 @@ import { threeWayMerge } from './three-way';
 
 const CONCURRENT_EDIT_ROUNDS = 4;
 
-/** Rewrites one target record remembers (repairs killed one after another, in a row). */
+/** Rewrites and attempts one target record remembers (kills one after another, in a row). */
 const TARGETS_KEPT = 8;
 
 /** The file writes that turn `local` into `target`, leaving `keep` paths alone. */
@@ -78,28 +78,63 @@ async function rememberWritten(
 }
 
 /**
- * Records what this rewrite is about to write (SPEC §10), before any file of L changes: the
- * target as its difference from `next`'s tree, so the record stays as small as the caller's
- * unpublished edits. A repair under a flag still raised (`earlier`, the record it found) appends
- * to that record: L may hold files of every rewrite since the flag went up.
+ * Appends one rewrite (or publication attempt) to the target record of `previous` (SPEC §10):
+ * every rewrite and attempt since `previous` was recorded stays listed (bounded), because L may
+ * hold files of each of them when a process is killed.
+ */
+async function appendTarget(
+  ctx: DirContext,
+  previous: Baseline,
+  rewrite: TargetRewrite,
+): Promise<void> {
+  const found = await ctx.priv.readTarget().catch(() => undefined);
+  const same =
+    found !== undefined &&
+    found.previous.generation === previous.generation &&
+    found.previous.head === previous.head &&
+    found.previous.tree === previous.tree;
+  const kept = same ? found.rewrites.slice(-(TARGETS_KEPT - 1)) : [];
+  await ctx.priv.writeTarget({ previous, rewrites: [...kept, rewrite] });
+}
+
+/** The differences of `to` from `from` (path → blob id, `null` = absent). */
+function differences(from: TreeEntries, to: TreeEntries): Map<string, string | null> {
+  const changes = new Map<string, string | null>();
+  if (to === from) return changes;
+  for (const [path, oid] of to) if (from.get(path) !== oid) changes.set(path, oid);
+  for (const path of from.keys()) if (!to.has(path)) changes.set(path, null);
+  return changes;
+}
+
+/**
+ * Records what this rewrite is about to write, before any file of L changes: the target as its
+ * difference from `next`'s tree, so the record stays as small as the caller's unpublished edits.
  */
 async function recordTarget(
   ctx: DirContext,
   opts: { previous: Baseline; next: Baseline },
-  earlier: RewriteTarget | undefined,
   target: TreeEntries,
-): Promise<RewriteTarget> {
+): Promise<void> {
   const { next } = opts;
   const nextEntries = next.tree === EMPTY_TREE ? NO_FILES : await ctx.trees.read(ctx.db, next.tree);
-  const changes = new Map<string, string | null>();
-  if (target !== nextEntries) {
-    for (const [path, oid] of target) if (nextEntries.get(path) !== oid) changes.set(path, oid);
-    for (const path of nextEntries.keys()) if (!target.has(path)) changes.set(path, null);
-  }
-  const kept = earlier?.rewrites.slice(-(TARGETS_KEPT - 1)) ?? [];
-  const record = { previous: opts.previous, rewrites: [...kept, { next, changes }] };
-  await ctx.priv.writeTarget(record);
-  return record;
+  await appendTarget(ctx, opts.previous, { next, changes: differences(nextEntries, target) });
+}
+
+/**
+ * Records a publication attempt's input just before its compare-and-swap: a process killed after
+ * the swap landed but before it recorded anything leaves L as it merged it, and the next call must
+ * not publish those files' lines a second time.
+ */
+export async function recordPublicationInput(
+  ctx: DirContext,
+  opts: { previous: Baseline; previousEntries: TreeEntries; proposal: Baseline },
+  input: TreeEntries,
+): Promise<void> {
+  await appendTarget(ctx, opts.previous, {
+    next: opts.proposal,
+    changes: differences(opts.previousEntries, input),
+    input: true,
+  });
 }
 
 function isConcurrentEdit(err: unknown): boolean {
@@ -129,12 +164,10 @@ export async function rewriteLocal(
     previous: Baseline;
     next: Baseline;
     keep?: Set<string>;
-    /** The target record of the flag this rewrite repairs (it stays raised meanwhile). */
-    earlier?: RewriteTarget;
   },
 ): Promise<Materialized> {
   call.stage = 'materialize';
-  let record = await recordTarget(ctx, opts, opts.earlier, opts.target);
+  await recordTarget(ctx, opts, opts.target);
   await raiseRecoveryFlag(ctx, call, opts.previous);
   await failpoint(ctx.cfg.failpoints, FAILPOINT.afterRecoveryFlag);
   const keep = opts.keep ?? new Set<string>();
@@ -145,7 +178,7 @@ export async function rewriteLocal(
     try {
       // A re-merged target (the caller edited meanwhile) is recorded before it is written;
       // files of the earlier round may already be on disk, so its entry stays.
-      if (round > 1) record = await recordTarget(ctx, opts, record, target);
+      if (round > 1) await recordTarget(ctx, opts, target);
       const written = await writeInHalves(ctx, await changesFor(ctx, local, target, keep));
       await rememberWritten(ctx, written, target);
       break;

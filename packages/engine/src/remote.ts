@@ -211,6 +211,15 @@ export async function restoreBaseline(ctx: DirContext, baseline: Baseline): Prom
   return true;
 }
 
+/** True when `head` is accepted in `current` (its active or a retained chain). */
+export function holdsHead(current: Current | undefined, head: string): boolean {
+  if (current === undefined || head === '') return false;
+  const { manifest } = current;
+  return [manifest, ...manifest.retained].some(
+    (chain) => chain.checkpoint.head === head || chain.increments.some((i) => i.head === head),
+  );
+}
+
 const VERIFIED_HEADS_KEPT = 64;
 
 /** Records a head whose closure is known complete in P (verified, or our own publication). */

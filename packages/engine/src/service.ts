@@ -26,6 +26,7 @@ import { type EngineConfig, resolveConfig } from './config';
 import { type CallState, type DirContext, newCall, TreeCache } from './context';
 import { classifyKnown, engineFailure, isAbort } from './errors';
 import { pullLocked } from './pull';
+import { holdsHead, readCurrent } from './remote';
 import { conflictIssues, type Entry, enterDirectory, synchronize } from './sync';
 import { mergeConflict, notPulled, resyncPending } from './verdicts';
 
@@ -207,9 +208,21 @@ export async function createNotebookService(config: EngineConfig): Promise<Noteb
     });
   }
 
+  /**
+   * True when an attempt recorded since the baseline landed in the store although no call
+   * recorded it (its process was killed after the swap): the commit then synchronises first, so
+   * the lines it already published are not published again.
+   */
+  async function publishedUnrecorded(ctx: DirContext, entry: Entry): Promise<boolean> {
+    const attempts = entry.target?.rewrites.filter((r) => r.input === true) ?? [];
+    if (attempts.length === 0) return false;
+    const current = await readCurrent(ctx.cfg.store).catch(() => undefined);
+    return attempts.some((attempt) => holdsHead(current, attempt.next.head));
+  }
+
   /** Entry repair before a commit: its conflicts end the call; a store outage is RESYNC_PENDING. */
   async function repairOnEntry(ctx: DirContext, call: CallState, entry: Entry): Promise<Entry> {
-    if (!entry.repairPending) return entry;
+    if (!entry.repairPending && !(await publishedUnrecorded(ctx, entry))) return entry;
     try {
       const synced = await synchronize(ctx, call, entry, {});
       if (synced.conflicts.length > 0)

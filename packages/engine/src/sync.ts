@@ -17,7 +17,13 @@ import { engineFailure } from './errors';
 import { FAILPOINT, failpoint } from './failpoints';
 import { type LocalSnapshot, scanLocal } from './local';
 import { rewriteLocal } from './materialize';
-import { loadRemote, type RemoteView, rememberVerified, restoreBaseline } from './remote';
+import {
+  holdsHead,
+  loadRemote,
+  type RemoteView,
+  rememberVerified,
+  restoreBaseline,
+} from './remote';
 import { threeWayMerge } from './three-way';
 
 /** What a call learns about its directory before touching anything. */
@@ -31,7 +37,10 @@ export interface Entry {
   repairPending: boolean;
   /** True when the state record was missing (a directory never pulled has none). */
   stateMissing: boolean;
-  /** What the rewrites under the raised recovery flag were writing (absent: not recorded). */
+  /**
+   * What the rewrites and publication attempts since the recorded baseline were writing (absent:
+   * none recorded, or the record belongs to another baseline).
+   */
   target?: RewriteTarget;
 }
 
@@ -57,7 +66,7 @@ async function trustworthyEntries(
   }
 }
 
-/** The targets the killed calls recorded, when they belong to this flag (else none). */
+/** The targets recorded since the recorded baseline (else none). */
 async function recordedTarget(
   ctx: DirContext,
   recorded: Baseline,
@@ -75,7 +84,7 @@ async function recordedTarget(
 /**
  * Reads state.json. Missing or corrupt state, or a baseline whose objects P lacks and the store
  * cannot restore, means "no trustworthy baseline" (merge against the empty tree); only an
- * unreadable P is an error. A flagged state brings the target its killed call recorded.
+ * unreadable P is an error. The entry brings the targets recorded since that baseline.
  */
 export async function enterDirectory(ctx: DirContext): Promise<Entry> {
   let state: Awaited<ReturnType<typeof ctx.priv.readState>>;
@@ -102,7 +111,7 @@ export async function enterDirectory(ctx: DirContext): Promise<Entry> {
   }
   const recorded = baselineOf(state);
   const flagged = state.recoveryRequired;
-  const target = flagged ? await recordedTarget(ctx, recorded) : undefined;
+  const target = await recordedTarget(ctx, recorded);
   let entries = await trustworthyEntries(ctx, recorded, flagged);
   // Objects P lost (a process killed mid-write, a damaged P) come back from the store when it
   // still holds the recorded head; a failure there leaves the baseline untrusted.
@@ -140,12 +149,25 @@ async function repairBase(
   ctx: DirContext,
   entry: Entry,
   local: TreeEntries,
+  remote: RemoteView,
 ): Promise<{ base: TreeEntries; fromTarget: Set<string> }> {
   const fromTarget = new Set<string>();
   const base = new Map(entry.baseEntries);
   const decided = new Set<string>();
   // Newest first: a file equal to a later rewrite's target was written (or kept) by it.
   for (const rewrite of [...(entry.target?.rewrites ?? [])].reverse()) {
+    if (rewrite.input === true) {
+      // A landed attempt's input is published: a file still equal to it is no edit. Its
+      // changes are relative to the recorded baseline, so only a trusted one can place them.
+      if (entry.base !== entry.rollback || !holdsHead(remote.current, rewrite.next.head)) continue;
+      for (const [path, oid] of rewrite.changes) {
+        if (decided.has(path) || local.get(path) !== (oid ?? undefined)) continue;
+        decided.add(path);
+        if (oid === null) base.delete(path);
+        else base.set(path, oid);
+      }
+      continue;
+    }
     let next: TreeEntries;
     try {
       next =
@@ -239,7 +261,7 @@ export async function synchronize(
   const local = opts.local ?? (await scanLocal(ctx));
   const remote = await loadRemote(ctx, call, entry.rollback);
   call.stage = 'merge';
-  const repair = await repairBase(ctx, entry, local.entries);
+  const repair = await repairBase(ctx, entry, local.entries, remote);
   const merged = await threeWayMerge(ctx, repair.base, local.entries, remote.entries);
   await failpoint(ctx.cfg.failpoints, FAILPOINT.afterMerge);
   call.signal?.throwIfAborted();
@@ -251,7 +273,6 @@ export async function synchronize(
     previous: entry.rollback ?? EMPTY_BASELINE,
     next: remote.baseline,
     keep: new Set(local.problems.map((p) => p.path)),
-    ...(entry.target === undefined ? {} : { earlier: entry.target }),
   });
   const leftover = await leftoverConflicts(ctx, repair.fromTarget, written.final, remote.entries);
   return {

@@ -254,6 +254,48 @@ describe('engine across real processes (embedded store)', () => {
     },
   );
 
+  it.each(['pull', 'commit'] as const)(
+    'a commit killed after its swap landed: the next %s does not publish its lines twice',
+    async (op) => {
+      const roots = await crashRoots();
+      const storeDir = join(roots.base, 'store');
+      const store = await createEmbeddedStore({ dir: storeDir, prefix: 'nb' });
+      const writer = await createNotebookService({
+        store,
+        privateRoot: join(roots.base, 'writer-priv'),
+        workspaceRoot: roots.workspaceRoot,
+        notebookDir: join(roots.workspaceRoot, 'writer'),
+      });
+      const dir = join(roots.workspaceRoot, 'reader');
+      const config = { privateRoot: roots.privateRoot, workspaceRoot: roots.workspaceRoot };
+      await writer.pull({});
+      await put(writer.notebookDir, 's.md', 'a\nb\n');
+      await writer.commit({ message: 'first' });
+      const reader = await createNotebookService({ ...config, store, notebookDir: dir });
+      await reader.pull({});
+      await reader.close();
+      await put(dir, 's.md', 'mine\na\nb\n');
+      const killed = await runChild(
+        { ...config, notebookDir: dir, storeDir, op: 'commit', message: 'mine' },
+        `${FAILPOINT.afterCasAnswered}=kill`,
+      );
+      expect(killed.signal).toBe('SIGKILL');
+      expect(await headGeneration(store)).toBe(2n);
+      // Another line lands just above: measured from the old baseline, "mine" would be a local
+      // insertion beside the remote's and come back twice.
+      await writer.pull({});
+      await put(writer.notebookDir, 's.md', 'other\nmine\na\nb\n');
+      await writer.commit({ message: 'other' });
+      await writer.close();
+      const next = await createNotebookService({ ...config, store, notebookDir: dir });
+      const result = op === 'pull' ? await next.pull({}) : await next.commit({ message: 'again' });
+      expect(result).toMatchObject({ code: 'OK', generation: 3 });
+      expect(await snapshot(dir)).toEqual({ 's.md': 'other\nmine\na\nb\n' });
+      expect(await headGeneration(store)).toBe(3n);
+      await next.close();
+    },
+  );
+
   it('a repair killed in turn: files either killed rewrite wrote are not taken for local edits', async () => {
     const roots = await crashRoots();
     const storeDir = join(roots.base, 'store');

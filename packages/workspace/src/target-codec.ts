@@ -9,11 +9,18 @@ export interface TargetBaseline {
   tree: string;
 }
 
-/** One rewrite of L: the baseline it records when it finishes, and what it writes. */
+/**
+ * One rewrite of L: the baseline it records when it finishes, and what it writes. With `input`,
+ * a publication attempt instead (recorded just before its compare-and-swap): `next` is its
+ * proposal and `changes` the L it merged, as differences from `previous`'s tree; once the
+ * proposal is in the store, those files are published, not edits.
+ */
 export interface TargetRewrite {
   next: TargetBaseline;
   /** How the target differs from `next`'s tree (path → blob id, `null` = absent). */
   changes: Map<string, string | null>;
+  /** True for a publication attempt's input (see above). */
+  input?: boolean;
 }
 
 /**
@@ -46,6 +53,7 @@ export function encodeTarget(target: RewriteTarget): string {
     rewrites: target.rewrites.map((r) => ({
       next: encodeBaseline(r.next),
       changes: [...r.changes],
+      ...(r.input === true ? { input: true } : {}),
     })),
   });
 }
@@ -95,5 +103,10 @@ function decodeRewrite(value: unknown): TargetRewrite {
       throw invalid('change');
     changes.set(path, oid as string | null);
   }
-  return { next: decodeBaseline(rewrite.next, 'next'), changes };
+  if (rewrite.input !== undefined && rewrite.input !== true) throw invalid('input');
+  return {
+    next: decodeBaseline(rewrite.next, 'next'),
+    changes,
+    ...(rewrite.input === true ? { input: true } : {}),
+  };
 }
