@@ -10,6 +10,11 @@ const APP = join(dirname(fileURLToPath(import.meta.url)), '../../apps/slivingdoc
 const BUILT_CLI = join(APP, 'dist/cli.js');
 let CLI = BUILT_CLI;
 
+/** The bin later runs use (the private copy once {@link requireBuiltCli} made it). */
+export function builtCliPath(): string {
+  return CLI;
+}
+
 /** What one real `slivingdoc` process did. */
 export interface CliRun {
   code: number | null;

@@ -22,7 +22,7 @@ import type { Baseline } from './baseline';
 import type { CallState, DirContext } from './context';
 import { PublicationGate } from './gate';
 import { changedPaths, type LocalSnapshot, scanLocal } from './local';
-import { rewriteLocal } from './materialize';
+import { recordPublicationInput, rewriteLocal } from './materialize';
 import { publishAttempt } from './publish';
 import { type Current, loadRemote, prefetchRemote, type RemoteView } from './remote';
 import { conflictIssues, type Entry } from './sync';
@@ -117,7 +117,8 @@ export async function commitLocked(
       previous: entry.base,
       next: baseline,
     });
-    if (written.conflicts.length > 0) throw mergeConflict(conflictIssues(written.conflicts));
+    if (written.conflicts.length > 0)
+      throw mergeConflict(await conflictIssues(ctx, written.conflicts, written.final));
     return buildSuccess({
       path: ctx.dir,
       generation: baseline.generation,
@@ -147,7 +148,9 @@ export async function commitLocked(
         previous: entry.base,
         next: step.remote.baseline,
       });
-      throw mergeConflict(conflictIssues([...step.conflicts, ...written.conflicts]));
+      throw mergeConflict(
+        await conflictIssues(ctx, [...step.conflicts, ...written.conflicts], written.final),
+      );
     }
     if (step.kind === 'unchanged') {
       call.signal?.throwIfAborted();
@@ -202,6 +205,13 @@ async function attemptPublication(
   if (sameEntries(merged.result, remote.entries)) return { kind: 'unchanged', remote };
   const outcome = await publishAttempt(ctx, call, remote, merged.result, message, {
     checkMoved: !gated,
+    // A kill after the swap lands must not make the next call publish L's lines again.
+    beforeCas: (proposal) =>
+      recordPublicationInput(
+        ctx,
+        { previous: entry.base, previousEntries: entry.baseEntries, proposal },
+        local.entries,
+      ),
   });
   if (!outcome.accepted) return { kind: 'lost', observed: outcome.observed };
   return {

@@ -20,13 +20,9 @@ export interface DirContext {
   readonly packCacheDir: string;
   readonly trees: TreeCache;
   /**
-   * Heads whose packs were imported but whose closure check failed (or never finished) in this
-   * process: they are present in P yet must not serve as a verified anchor.
-   */
-  readonly suspectHeads: Set<string>;
-  /**
-   * Recent heads whose closure this process verified (oldest first, bounded): anchors found
-   * without asking the object database, whose lookup of an absent object reads every pack index.
+   * Recent heads whose closure this process verified (oldest first, bounded): the only anchors
+   * an import builds on. Presence in P proves nothing (a killed process can leave a head without
+   * its closure); a recorded baseline joins once its closure was checked in this process.
    */
   readonly verifiedHeads: Set<string>;
   /** Told after each accepted publication how long the active tail is (schedules checkpoints). */

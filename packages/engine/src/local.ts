@@ -20,13 +20,22 @@ export interface LocalSnapshot {
 
 const READ_CONCURRENCY = 16;
 
+/** Directories whose stat cache this process has checked against P's objects. */
+const checkedCaches = new WeakSet<DirContext>();
+
 /** Scans L; never fails on a problem file (the caller decides), only on an I/O failure. */
 export async function scanLocal(ctx: DirContext): Promise<LocalSnapshot> {
   const scan = await scanNotebook(ctx.dir, { cache: ctx.priv.statCache, monitor: ctx.monitor });
   const entries: TreeEntries = new Map();
   const unread: ScannedFile[] = [];
+  // A process's first scan checks that P still holds every cached blob: a cache saved by an
+  // earlier process may name objects P no longer has (a damaged or partly rebuilt P). Such a
+  // file is read again; within a process P's objects do not vanish.
+  const check = !checkedCaches.has(ctx);
   for (const file of scan.files.values()) {
-    if (file.cachedId !== undefined) entries.set(file.path, file.cachedId);
+    const cached = file.cachedId;
+    if (cached !== undefined && (!check || (await ctx.db.has(cached))))
+      entries.set(file.path, cached);
     else unread.push(file);
   }
   if (unread.length > 0) {
@@ -50,6 +59,7 @@ export async function scanLocal(ctx: DirContext): Promise<LocalSnapshot> {
     });
     await ctx.priv.statCache.save();
   }
+  checkedCaches.add(ctx);
   await failpoint(ctx.cfg.failpoints, FAILPOINT.afterScan);
   return { files: scan.files, entries, problems: scan.problems };
 }

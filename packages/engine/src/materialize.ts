@@ -5,15 +5,23 @@
  * rescanned and the caller's new edits are merged onto the target before writing again.
  */
 import type { MergeConflict, TreeEntries } from '@slivingdoc/merge';
-import { type FileChange, type WrittenFile, writeChanges } from '@slivingdoc/workspace';
+import {
+  type FileChange,
+  type TargetRewrite,
+  type WrittenFile,
+  writeChanges,
+} from '@slivingdoc/workspace';
 import { type Baseline, raiseRecoveryFlag, recordBaseline } from './baseline';
-import type { CallState, DirContext } from './context';
+import { type CallState, type DirContext, EMPTY_TREE, NO_FILES } from './context';
 import { FAILPOINT, failpoint } from './failpoints';
 import { type LocalSnapshot, scanLocal } from './local';
 import { reportProgress } from './progress';
 import { threeWayMerge } from './three-way';
 
 const CONCURRENT_EDIT_ROUNDS = 4;
+
+/** Rewrites and attempts one target record remembers (kills one after another, in a row). */
+const TARGETS_KEPT = 8;
 
 /** The file writes that turn `local` into `target`, leaving `keep` paths alone. */
 async function changesFor(
@@ -72,6 +80,66 @@ async function rememberWritten(
   if (changed) await ctx.priv.statCache.save();
 }
 
+/**
+ * Appends one rewrite (or publication attempt) to the target record of `previous` (SPEC §10):
+ * every rewrite and attempt since `previous` was recorded stays listed (bounded), because L may
+ * hold files of each of them when a process is killed.
+ */
+async function appendTarget(
+  ctx: DirContext,
+  previous: Baseline,
+  rewrite: TargetRewrite,
+): Promise<void> {
+  const found = await ctx.priv.readTarget().catch(() => undefined);
+  const same =
+    found !== undefined &&
+    found.previous.generation === previous.generation &&
+    found.previous.head === previous.head &&
+    found.previous.tree === previous.tree;
+  const kept = same ? found.rewrites.slice(-(TARGETS_KEPT - 1)) : [];
+  await ctx.priv.writeTarget({ previous, rewrites: [...kept, rewrite] });
+}
+
+/** The differences of `to` from `from` (path → blob id, `null` = absent). */
+function differences(from: TreeEntries, to: TreeEntries): Map<string, string | null> {
+  const changes = new Map<string, string | null>();
+  if (to === from) return changes;
+  for (const [path, oid] of to) if (from.get(path) !== oid) changes.set(path, oid);
+  for (const path of from.keys()) if (!to.has(path)) changes.set(path, null);
+  return changes;
+}
+
+/**
+ * Records what this rewrite is about to write, before any file of L changes: the target as its
+ * difference from `next`'s tree, so the record stays as small as the caller's unpublished edits.
+ */
+async function recordTarget(
+  ctx: DirContext,
+  opts: { previous: Baseline; next: Baseline },
+  target: TreeEntries,
+): Promise<void> {
+  const { next } = opts;
+  const nextEntries = next.tree === EMPTY_TREE ? NO_FILES : await ctx.trees.read(ctx.db, next.tree);
+  await appendTarget(ctx, opts.previous, { next, changes: differences(nextEntries, target) });
+}
+
+/**
+ * Records a publication attempt's input just before its compare-and-swap: a process killed after
+ * the swap landed but before it recorded anything leaves L as it merged it, and the next call must
+ * not publish those files' lines a second time.
+ */
+export async function recordPublicationInput(
+  ctx: DirContext,
+  opts: { previous: Baseline; previousEntries: TreeEntries; proposal: Baseline },
+  input: TreeEntries,
+): Promise<void> {
+  await appendTarget(ctx, opts.previous, {
+    next: opts.proposal,
+    changes: differences(opts.previousEntries, input),
+    input: true,
+  });
+}
+
 function isConcurrentEdit(err: unknown): boolean {
   return (err as Error | undefined)?.name === 'ConcurrentEditError';
 }
@@ -85,8 +153,9 @@ export interface Materialized {
 }
 
 /**
- * Rewrites L from `local` to `target` and records `next` as the baseline. `previous` is kept in
- * the flagged state so a repair after a crash has a trustworthy base. `keep` lists paths that
+ * Rewrites L from `local` to `target` and records `next` as the baseline. The target is recorded
+ * first, then `previous` is kept in the flagged state, so a repair after a crash has a
+ * trustworthy base and knows which files this call wrote. `keep` lists paths that
  * must never be written (files that are not notebook state).
  */
 export async function rewriteLocal(
@@ -101,6 +170,7 @@ export async function rewriteLocal(
   },
 ): Promise<Materialized> {
   call.stage = 'materialize';
+  await recordTarget(ctx, opts, opts.target);
   await raiseRecoveryFlag(ctx, call, opts.previous);
   await failpoint(ctx.cfg.failpoints, FAILPOINT.afterRecoveryFlag);
   const keep = opts.keep ?? new Set<string>();
@@ -109,6 +179,9 @@ export async function rewriteLocal(
   const conflicts: MergeConflict[] = [];
   for (let round = 1; ; round += 1) {
     try {
+      // A re-merged target (the caller edited meanwhile) is recorded before it is written;
+      // files of the earlier round may already be on disk, so its entry stays.
+      if (round > 1) await recordTarget(ctx, opts, target);
       const written = await writeInHalves(ctx, await changesFor(ctx, local, target, keep));
       await rememberWritten(ctx, written, target);
       break;

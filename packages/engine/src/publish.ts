@@ -159,7 +159,11 @@ export async function publishAttempt(
   remote: RemoteView,
   result: TreeEntries,
   message: Uint8Array,
-  options: { checkMoved: boolean },
+  options: {
+    checkMoved: boolean;
+    /** Runs right before the compare-and-swap is sent, with the baseline it would make. */
+    beforeCas?: (proposal: Baseline) => Promise<void>;
+  },
 ): Promise<Attempt> {
   call.stage = 'publish';
   const time = Math.floor(Date.now() / 1000);
@@ -192,6 +196,7 @@ export async function publishAttempt(
   }
   await failpoint(ctx.cfg.failpoints, FAILPOINT.afterPackUpload);
   call.signal?.throwIfAborted();
+  await options.beforeCas?.({ generation: proposal.manifest.generation, head, tree });
   call.remoteAccepted = 'unknown';
   const answer = sendCas(ctx, proposal).then(
     () => 'accepted' as const,

@@ -25,7 +25,7 @@ export async function pullLocked(
   const synced = await synchronize(ctx, call, entry, local === undefined ? {} : { local });
   await ctx.registry.add(ctx.dir);
   if (synced.conflicts.length > 0) {
-    throw mergeConflict(conflictIssues(synced.conflicts));
+    throw mergeConflict(await conflictIssues(ctx, synced.conflicts, synced.final));
   }
   if (synced.local.problems.length > 0) throw unsupportedFiles(synced.local.problems);
   return buildSuccess({

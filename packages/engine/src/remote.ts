@@ -7,6 +7,7 @@ import { isUtf8 } from 'node:buffer';
 import { randomUUID } from 'node:crypto';
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { isDomainError } from '@slivingdoc/envelope';
 import {
   CommitFormatError,
   importPack,
@@ -143,30 +144,42 @@ export async function obtainPack(ctx: DirContext, descriptor: PackDescriptor): P
 }
 
 /**
- * Imports the packs of `manifest`'s active chain that P lacks: everything after the newest
- * entry whose head is already present (a crash mid-import re-imports from there), then checks
- * the head's closure before anything uses it.
+ * Imports the packs of `manifest`'s active chain after the newest entry whose head this process
+ * verified (or everything, checkpoint first, when none is in the chain), then checks the new
+ * head's closure before anything uses it. A head merely present in P is never an anchor: a
+ * process killed mid-import or mid-write can leave a commit without the rest of its closure.
+ * When the check against an anchor finds an object missing, the whole chain is imported and the
+ * whole closure checked once more, so only a store that lacks the object is blamed.
  */
 async function importMissing(ctx: DirContext, manifest: Manifest): Promise<void> {
   const chain: PackDescriptor[] = [manifest.checkpoint, ...manifest.increments];
-  let start = chain.findLastIndex((entry) => ctx.verifiedHeads.has(entry.head)) + 1;
-  if (start === 0) {
-    for (let i = chain.length - 1; i >= 0; i -= 1) {
-      const entry = chain[i] as PackDescriptor;
-      if (!ctx.suspectHeads.has(entry.head) && (await ctx.db.has(entry.head))) {
-        start = i + 1;
-        break;
-      }
-    }
+  const start = chain.findLastIndex((entry) => ctx.verifiedHeads.has(entry.head)) + 1;
+  if (start === chain.length) return;
+  try {
+    await importChain(ctx, manifest, chain, start);
+  } catch (err) {
+    if (start === 0 || !isMissingObject(err)) throw err;
+    await importChain(ctx, manifest, chain, 0);
   }
+  rememberVerified(ctx, manifest.head);
+}
+
+function isMissingObject(err: unknown): boolean {
+  return isDomainError(err) && err.reason === 'MISSING_OBJECT';
+}
+
+/** Downloads and imports `chain[start..]` in manifest order and checks the new head's closure. */
+async function importChain(
+  ctx: DirContext,
+  manifest: Manifest,
+  chain: PackDescriptor[],
+  start: number,
+): Promise<void> {
   const needed = chain.slice(start);
-  if (needed.length === 0) return;
   const limit = pLimit(DOWNLOAD_CONCURRENCY);
   const downloads = needed.map((descriptor) => limit(() => obtainPack(ctx, descriptor)));
   // Every download settles even when an earlier one fails: no unhandled rejection.
   for (const download of downloads) download.catch(() => {});
-  // Until the closure check passes, what this import brings is present but unverified.
-  for (const descriptor of needed) ctx.suspectHeads.add(descriptor.head);
   // Small increments stay in memory until a baseline naming them is recorded (persistStaged):
   // a contending writer imports one per competing publication and would otherwise create
   // files for each.
@@ -176,8 +189,32 @@ async function importMissing(ctx: DirContext, manifest: Manifest): Promise<void>
   }
   const anchor = start > 0 ? (chain[start - 1] as PackDescriptor).head : undefined;
   await verifyNewClosure(ctx, anchor, manifest.head);
-  for (const descriptor of needed) ctx.suspectHeads.delete(descriptor.head);
-  rememberVerified(ctx, manifest.head);
+}
+
+/**
+ * Brings a recorded baseline's objects back from the store (SPEC §10: P is repaired from the
+ * store): when `current`'s active chain still holds its head, every pack up to it is imported.
+ * Returns whether it did; the caller checks the closure again.
+ */
+export async function restoreBaseline(ctx: DirContext, baseline: Baseline): Promise<boolean> {
+  if (baseline.head === '') return false;
+  const current = await readCurrent(ctx.cfg.store);
+  if (current === undefined) return false;
+  const chain: PackDescriptor[] = [current.manifest.checkpoint, ...current.manifest.increments];
+  const at = chain.findIndex((entry) => entry.head === baseline.head);
+  if (at < 0) return false;
+  for (const descriptor of chain.slice(0, at + 1))
+    await importPack(ctx.db, await obtainPack(ctx, descriptor));
+  return true;
+}
+
+/** True when `head` is accepted in `current` (its active or a retained chain). */
+export function holdsHead(current: Current | undefined, head: string): boolean {
+  if (current === undefined || head === '') return false;
+  const { manifest } = current;
+  return [manifest, ...manifest.retained].some(
+    (chain) => chain.checkpoint.head === head || chain.increments.some((i) => i.head === head),
+  );
 }
 
 const VERIFIED_HEADS_KEPT = 64;
@@ -229,8 +266,8 @@ async function verifyNewClosure(
     await verifyClosure(ctx.db, head);
     return;
   }
-  const before = (await readAcceptedTree(ctx, anchor)).entries;
   const after = (await readAcceptedTree(ctx, head)).entries;
+  const before = (await readAcceptedTree(ctx, anchor)).entries;
   for (const [path, oid] of after) {
     if (before.get(path) === oid) continue;
     const blob = await ctx.db.readBlob(oid).catch((err: unknown) => {

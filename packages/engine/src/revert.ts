@@ -98,6 +98,7 @@ export async function revertLocked(
     next: remote.baseline,
   });
   const conflicts = [...merged.conflicts, ...written.conflicts];
-  if (conflicts.length > 0) throw mergeConflict(conflictIssues(conflicts));
+  if (conflicts.length > 0)
+    throw mergeConflict(await conflictIssues(ctx, conflicts, written.final));
   return commitLocked(ctx, call, await enterDirectory(ctx), Buffer.from(text, 'utf8'));
 }

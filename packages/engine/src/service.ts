@@ -30,7 +30,7 @@ import { classifyKnown, engineFailure, failureSite, isAbort, localFailure } from
 import { type PublicationRecord, readHistory } from './history';
 import { type ProgressListener, withProgress } from './progress';
 import { pullLocked } from './pull';
-import { readCurrent } from './remote';
+import { holdsHead, readCurrent } from './remote';
 import { revertLocked } from './revert';
 import { type NotebookStatus, notPulledStatus, statusLocked } from './status';
 import { conflictIssues, type Entry, enterDirectory, synchronize } from './sync';
@@ -208,7 +208,6 @@ export async function createNotebookService(config: EngineConfig): Promise<Noteb
       db,
       packCacheDir: join(priv.dir, 'pack-cache'),
       trees: new TreeCache(),
-      suspectHeads: new Set(),
       verifiedHeads: new Set(),
       onPublished: (activeIncrements) => scheduleCheckpoint(dir, activeIncrements),
     };
@@ -302,10 +301,10 @@ export async function createNotebookService(config: EngineConfig): Promise<Noteb
     );
     const repair = newCall(undefined);
     let resynchronized = false;
-    let files: ReturnType<typeof conflictIssues> = [];
+    let files: Awaited<ReturnType<typeof conflictIssues>> = [];
     try {
       const synced = await synchronize(ctx, repair, await enterDirectory(ctx), {});
-      files = conflictIssues(synced.conflicts);
+      files = await conflictIssues(ctx, synced.conflicts, synced.final);
       resynchronized = true;
     } catch (err) {
       cfg.logger.error({ err }, 'repair failed; the recovery flag stays for the next call');
@@ -329,12 +328,25 @@ export async function createNotebookService(config: EngineConfig): Promise<Noteb
     });
   }
 
+  /**
+   * True when an attempt recorded since the baseline landed in the store although no call
+   * recorded it (its process was killed after the swap): the commit then synchronises first, so
+   * the lines it already published are not published again.
+   */
+  async function publishedUnrecorded(ctx: DirContext, entry: Entry): Promise<boolean> {
+    const attempts = entry.target?.rewrites.filter((r) => r.input === true) ?? [];
+    if (attempts.length === 0) return false;
+    const current = await readCurrent(ctx.cfg.store).catch(() => undefined);
+    return attempts.some((attempt) => holdsHead(current, attempt.next.head));
+  }
+
   /** Entry repair before a commit: its conflicts end the call; a store outage is RESYNC_PENDING. */
   async function repairOnEntry(ctx: DirContext, call: CallState, entry: Entry): Promise<Entry> {
-    if (!entry.repairPending) return entry;
+    if (!entry.repairPending && !(await publishedUnrecorded(ctx, entry))) return entry;
     try {
       const synced = await synchronize(ctx, call, entry, {});
-      if (synced.conflicts.length > 0) throw mergeConflict(conflictIssues(synced.conflicts));
+      if (synced.conflicts.length > 0)
+        throw mergeConflict(await conflictIssues(ctx, synced.conflicts, synced.final));
     } catch (err) {
       const known = classifyKnown(err);
       if (known?.code === 'STORAGE_FAILURE') throw resyncPending(err);

@@ -201,6 +201,145 @@ describe('engine across real processes (embedded store)', () => {
     },
   );
 
+  it.each(['pull', 'commit'] as const)(
+    'a %s killed mid-rewrite: the files it wrote are not taken for local edits (its target is recorded)',
+    async (op) => {
+      const roots = await crashRoots();
+      const storeDir = join(roots.base, 'store');
+      const store = await createEmbeddedStore({ dir: storeDir, prefix: 'nb' });
+      const writer = await createNotebookService({
+        store,
+        privateRoot: join(roots.base, 'writer-priv'),
+        workspaceRoot: roots.workspaceRoot,
+        notebookDir: join(roots.workspaceRoot, 'writer'),
+      });
+      const dir = join(roots.workspaceRoot, 'reader');
+      const config = { privateRoot: roots.privateRoot, workspaceRoot: roots.workspaceRoot };
+      await writer.pull({});
+      await put(writer.notebookDir, 'a.md', 'x\n');
+      await put(writer.notebookDir, 'b.md', 'y\n');
+      await writer.commit({ message: 'first' });
+      const reader = await createNotebookService({ ...config, store, notebookDir: dir });
+      await reader.pull({});
+      await reader.close();
+      await put(writer.notebookDir, 'a.md', 'x1\n');
+      await put(writer.notebookDir, 'b.md', 'y1\n');
+      await writer.commit({ message: 'second' });
+      await put(dir, 'mine.md', 'mine\n');
+
+      // The rewrite writes a.md (the first half of its two changes) and dies.
+      const killed = await runChild(
+        { ...config, notebookDir: dir, storeDir, op, message: 'mine' },
+        `${FAILPOINT.midMaterialize}=kill`,
+      );
+      expect(killed.signal).toBe('SIGKILL');
+      expect(await snapshot(dir)).toEqual({ 'a.md': 'x1\n', 'b.md': 'y\n', 'mine.md': 'mine\n' });
+      // The same lines change again remotely: measured from the old baseline, the a.md the
+      // killed call wrote would be a local edit of the same line, a spurious conflict.
+      await put(writer.notebookDir, 'a.md', 'x2\n');
+      await put(writer.notebookDir, 'b.md', 'y2\n');
+      await writer.commit({ message: 'third' });
+      await writer.close();
+
+      const next = await createNotebookService({ ...config, store, notebookDir: dir });
+      const generation = op === 'commit' ? 4 : 3;
+      expect(await next.pull({})).toMatchObject({ code: 'OK', generation });
+      expect(await snapshot(dir)).toEqual({ 'a.md': 'x2\n', 'b.md': 'y2\n', 'mine.md': 'mine\n' });
+      // A killed pull leaves its local edit to publish; a killed commit had published it.
+      const committed = await next.commit({ message: 'after repair' });
+      expect(committed.files).toEqual(
+        op === 'pull' ? [{ path: 'mine.md', insertions: 1, deletions: 0 }] : [],
+      );
+      await next.close();
+    },
+  );
+
+  it.each(['pull', 'commit'] as const)(
+    'a commit killed after its swap landed: the next %s does not publish its lines twice',
+    async (op) => {
+      const roots = await crashRoots();
+      const storeDir = join(roots.base, 'store');
+      const store = await createEmbeddedStore({ dir: storeDir, prefix: 'nb' });
+      const writer = await createNotebookService({
+        store,
+        privateRoot: join(roots.base, 'writer-priv'),
+        workspaceRoot: roots.workspaceRoot,
+        notebookDir: join(roots.workspaceRoot, 'writer'),
+      });
+      const dir = join(roots.workspaceRoot, 'reader');
+      const config = { privateRoot: roots.privateRoot, workspaceRoot: roots.workspaceRoot };
+      await writer.pull({});
+      await put(writer.notebookDir, 's.md', 'a\nb\n');
+      await writer.commit({ message: 'first' });
+      const reader = await createNotebookService({ ...config, store, notebookDir: dir });
+      await reader.pull({});
+      await reader.close();
+      await put(dir, 's.md', 'mine\na\nb\n');
+      const killed = await runChild(
+        { ...config, notebookDir: dir, storeDir, op: 'commit', message: 'mine' },
+        `${FAILPOINT.afterCasAnswered}=kill`,
+      );
+      expect(killed.signal).toBe('SIGKILL');
+      expect(await headGeneration(store)).toBe(2n);
+      // Another line lands just above: measured from the old baseline, "mine" would be a local
+      // insertion beside the remote's and come back twice.
+      await writer.pull({});
+      await put(writer.notebookDir, 's.md', 'other\nmine\na\nb\n');
+      await writer.commit({ message: 'other' });
+      await writer.close();
+      const next = await createNotebookService({ ...config, store, notebookDir: dir });
+      const result = op === 'pull' ? await next.pull({}) : await next.commit({ message: 'again' });
+      expect(result).toMatchObject({ code: 'OK', generation: 3 });
+      expect(await snapshot(dir)).toEqual({ 's.md': 'other\nmine\na\nb\n' });
+      expect(await headGeneration(store)).toBe(3n);
+      await next.close();
+    },
+  );
+
+  it('a repair killed in turn: files either killed rewrite wrote are not taken for local edits', async () => {
+    const roots = await crashRoots();
+    const storeDir = join(roots.base, 'store');
+    const store = await createEmbeddedStore({ dir: storeDir, prefix: 'nb' });
+    const writer = await createNotebookService({
+      store,
+      privateRoot: join(roots.base, 'writer-priv'),
+      workspaceRoot: roots.workspaceRoot,
+      notebookDir: join(roots.workspaceRoot, 'writer'),
+    });
+    const dir = join(roots.workspaceRoot, 'reader');
+    const config = { privateRoot: roots.privateRoot, workspaceRoot: roots.workspaceRoot };
+    const publish = async (a: string, b: string) => {
+      await put(writer.notebookDir, 'a.md', a);
+      await put(writer.notebookDir, 'b.md', b);
+      await writer.commit({ message: a });
+    };
+    await writer.pull({});
+    await publish('x\n', 'y\n');
+    const reader = await createNotebookService({ ...config, store, notebookDir: dir });
+    await reader.pull({});
+    await reader.close();
+    await publish('x1\n', 'y1\n');
+    // The first pull writes a.md and dies; so does its repair, right after raising the flag.
+    const first = await runChild(
+      { ...config, notebookDir: dir, storeDir, op: 'pull' },
+      `${FAILPOINT.midMaterialize}=kill`,
+    );
+    expect(first.signal).toBe('SIGKILL');
+    await publish('x2\n', 'y2\n');
+    const second = await runChild(
+      { ...config, notebookDir: dir, storeDir, op: 'pull' },
+      `${FAILPOINT.afterRecoveryFlag}=kill`,
+    );
+    expect(second.signal).toBe('SIGKILL');
+    expect(await snapshot(dir)).toEqual({ 'a.md': 'x1\n', 'b.md': 'y\n' });
+    await publish('x3\n', 'y3\n');
+    await writer.close();
+    const next = await createNotebookService({ ...config, store, notebookDir: dir });
+    expect(await next.pull({})).toMatchObject({ code: 'OK', generation: 4 });
+    expect(await snapshot(dir)).toEqual({ 'a.md': 'x3\n', 'b.md': 'y3\n' });
+    await next.close();
+  });
+
   it('four processes commit at once: every call OK, one generation each, nothing lost', async () => {
     const roots = await crashRoots();
     const storeDir = join(roots.base, 'store');

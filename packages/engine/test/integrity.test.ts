@@ -1,7 +1,19 @@
 import { readFile, rm, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { openObjectDb } from '@slivingdoc/merge';
 import { decodeManifest, encodeManifest, type Manifest, type MemoryStore } from '@slivingdoc/store';
 import { describe, expect, it } from 'vitest';
-import { memoryStore, participant, put, rejection, snapshot, stateFile } from './helpers';
+import { createNotebookService } from '../src/index';
+import {
+  INSTANT_CLOCK,
+  memoryStore,
+  type Participant,
+  participant,
+  put,
+  rejection,
+  snapshot,
+  stateFile,
+} from './helpers';
 
 async function currentOf(store: MemoryStore): Promise<{ manifest: Manifest; etag: string }> {
   const object = await store.get('current');
@@ -136,5 +148,80 @@ describe('private state repair', () => {
     expect(state.recoveryRequired).toBe(false);
     const commit = await writer.service.commit({ message: 'new' });
     expect(commit.files).toEqual([{ path: 'new.md', insertions: 1, deletions: 0 }]);
+  });
+});
+
+/** P's object database directory for the only notebook below `privateRoot`. */
+async function gitdirOf(privateRoot: string): Promise<string> {
+  return join(dirname(await stateFile(privateRoot)), 'git');
+}
+
+/** A new service on the same directories: what the next process after a kill sees. */
+async function restarted(p: Participant, store: MemoryStore) {
+  await p.service.close();
+  return createNotebookService({
+    store,
+    privateRoot: p.privateRoot,
+    workspaceRoot: p.workspaceRoot,
+    notebookDir: p.dir,
+    clock: INSTANT_CLOCK,
+  });
+}
+
+describe('P after a kill at any instruction (SPEC §10)', () => {
+  it('a head present in P without its tree (a process killed mid-write) is never an anchor', async () => {
+    const { store, writer, reader } = await published();
+    await reader.service.pull({});
+    await put(writer.dir, 'c.md', 'c\n');
+    await writer.service.commit({ message: 'c' });
+    await put(writer.dir, 'd.md', 'd\n');
+    await writer.service.commit({ message: 'd' });
+    // What a kill between a head's commit object and the rest of its closure leaves in P:
+    // the commit alone. Before the fix every later pull answered MISSING_OBJECT forever.
+    const head = (await currentOf(store)).manifest.head;
+    const writerDb = await openObjectDb({ gitdir: await gitdirOf(writer.privateRoot) });
+    const readerDb = await openObjectDb({ gitdir: await gitdirOf(reader.privateRoot) });
+    expect(await readerDb.writeCommit(await writerDb.readCommit(head))).toBe(head);
+    expect(await readerDb.has(head)).toBe(true);
+    const next = await restarted(reader, store);
+    try {
+      expect(await next.pull({})).toMatchObject({ code: 'OK', generation: 4 });
+      expect(await snapshot(reader.dir)).toEqual({
+        'a.md': 'a\n',
+        'b.md': 'b\n',
+        'c.md': 'c\n',
+        'd.md': 'd\n',
+        'mine.md': 'mine\n',
+      });
+      expect(await next.commit({ message: 'mine' })).toMatchObject({ code: 'OK', generation: 5 });
+    } finally {
+      await next.close();
+    }
+  });
+
+  it("P's objects lost under a valid state.json come back from the store, no conflict", async () => {
+    const { store, writer, reader } = await published();
+    await reader.service.pull({});
+    await put(writer.dir, 'a.md', 'a remote\n');
+    await writer.service.commit({ message: 'remote' });
+    await put(reader.dir, 'b.md', 'b local\n');
+    await rm(join(await gitdirOf(reader.privateRoot), 'objects'), { recursive: true });
+    const next = await restarted(reader, store);
+    try {
+      // A trustworthy baseline again (restored), so the local edit merges cleanly.
+      expect(await next.pull({})).toMatchObject({ code: 'OK', generation: 3 });
+      expect(await snapshot(reader.dir)).toEqual({
+        'a.md': 'a remote\n',
+        'b.md': 'b local\n',
+        'mine.md': 'mine\n',
+      });
+      const committed = await next.commit({ message: 'local' });
+      expect(committed.files).toEqual([
+        { path: 'b.md', insertions: 1, deletions: 1 },
+        { path: 'mine.md', insertions: 1, deletions: 0 },
+      ]);
+    } finally {
+      await next.close();
+    }
   });
 });

@@ -1,3 +1,4 @@
+import { findMarkerBlocks } from '@slivingdoc/merge';
 import { describe, expect, it } from 'vitest';
 import { aliceAndBob, get, memoryStore, participant, put, rejection, snapshot } from './helpers';
 
@@ -91,5 +92,33 @@ describe('pull and commit against the memory store', () => {
     const result = await alice.service.commit({ message: 'nothing' });
     expect(result).toMatchObject({ code: 'OK', generation: 1, files: [] });
     expect(store.calls.map((c) => c.op).filter((op) => op !== 'get')).toEqual([]);
+  });
+});
+
+describe('reported ranges are the documented scanner over the materialised file (SPEC §6)', () => {
+  it('a later conflict around an old unresolved block reports the blocks a commit refuses', async () => {
+    const store = memoryStore();
+    const { alice, bob } = await aliceAndBob(store);
+    await put(alice.dir, 'a.md', '1\n2\n3\n');
+    await alice.service.commit({ message: 'lines' });
+    await bob.service.pull({});
+    await put(alice.dir, 'a.md', '1\n2 alice\n3\n');
+    await alice.service.commit({ message: 'alice' });
+    await put(bob.dir, 'a.md', '1\n2 bob\n3\n');
+    expect(await rejection(bob.service.pull({}))).toMatchObject({ reason: 'MERGE_CONFLICT' });
+    // Bob leaves the block; Alice edits the same region again: the new block nests the old.
+    await put(alice.dir, 'a.md', '1 again\n2 alice again\n3\n');
+    await alice.service.commit({ message: 'again' });
+    const err = await rejection(bob.service.pull({}));
+    const onDisk = findMarkerBlocks(Buffer.from(await get(bob.dir, 'a.md')));
+    expect(onDisk.length).toBeGreaterThan(0);
+    expect(err).toMatchObject({
+      reason: 'MERGE_CONFLICT',
+      files: [{ path: 'a.md', reason: 'TEXT_CONFLICT', ranges: onDisk }],
+    });
+    expect(await rejection(bob.service.commit({ message: 'blocked' }))).toMatchObject({
+      reason: 'UNRESOLVED_MARKERS',
+      files: [{ path: 'a.md', reason: 'MARKER_BLOCK', ranges: onDisk }],
+    });
   });
 });

@@ -105,7 +105,7 @@ describe('mergeText against git merge-file (differential)', () => {
       const c = cases[index] as Case;
       const ours = mergeCase(c, 'conflict');
       const ourContent = decode(ours.content);
-      const oursClean = ours.conflicts.length === 0;
+      const oursClean = !ours.conflicted;
       const theirs = verdicts[index] as { clean: boolean; content: string };
       if (oursClean === theirs.clean) verdictAgree++;
       else {

@@ -376,6 +376,43 @@ describe('merge3 properties (fast-check)', () => {
       { numRuns: 400 },
     );
   });
+
+  it('ranges agree with the scanner when the sides already hold marker lines (nested, stray)', () => {
+    // Old blocks, stray openers, separators and closers on any side, CRLF or LF: the new
+    // block may nest an old one or be swallowed by a stray opener, and the reported ranges
+    // must still be exactly the blocks a later commit's scan refuses.
+    const MARKED = [
+      ...LINES,
+      '<<<<<<< local\n',
+      '=======\n',
+      '>>>>>>> remote\n',
+      '<<<<<<< local\r\n',
+      '=======\r\n',
+      '>>>>>>> remote',
+    ];
+    const lines = fc.array(fc.constantFrom(...MARKED), { maxLength: 14 });
+    let conflicted = 0;
+    fc.assert(
+      fc.property(lines, lines, lines, (base, local, remote) => {
+        const result = mergeText(utf8(base.join('')), utf8(local.join('')), utf8(remote.join('')));
+        if (result.conflicted) conflicted += 1;
+        expect(result.conflicts).toEqual(findMarkerBlocks(result.content));
+      }),
+      { numRuns: 2000 },
+    );
+    expect(conflicted).toBeGreaterThan(0);
+  });
+
+  it('a later conflict around an old block reports the blocks the scanner finds', () => {
+    const old = '<<<<<<< local\nmine\n=======\ntheirs\n>>>>>>> remote\n';
+    const base = `top\n${old}end\n`;
+    const local = `top L\n${old}end\n`;
+    const remote = `top R\n${old.replace('theirs', 'theirs R')}end\n`;
+    const result = mergeText(utf8(base), utf8(local), utf8(remote));
+    expect(result.conflicted).toBe(true);
+    expect(result.conflicts).toEqual(findMarkerBlocks(result.content));
+    expect(result.conflicts.length).toBeGreaterThan(0);
+  });
 });
 
 /** Sorts a files record the way {@link contents} returns it. */

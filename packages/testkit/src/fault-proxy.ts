@@ -45,6 +45,11 @@ export interface FaultRule {
    * fault fires; every occurrence when absent.
    */
   on?: number[];
+  /**
+   * Fires only when this returns true (a seeded random choice, for a steady fault rate); when
+   * it declines, the next rule decides.
+   */
+  sample?: () => boolean;
   fault: Fault;
 }
 
@@ -119,8 +124,9 @@ export async function startFaultProxy(opts: {
       if (rule.query !== undefined && !rule.query.test(query)) continue;
       const occurrence = (seen.get(rule) ?? 0) + 1;
       seen.set(rule, occurrence);
-      if (rule.on === undefined || rule.on.includes(occurrence)) return rule.fault;
-      return undefined;
+      if (rule.on !== undefined && !rule.on.includes(occurrence)) return undefined;
+      if (rule.sample !== undefined && !rule.sample()) continue;
+      return rule.fault;
     }
     return undefined;
   };

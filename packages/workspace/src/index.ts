@@ -34,4 +34,11 @@ export {
 export type { FileStamp } from './stamp';
 export { emptyStatCache, loadStatCache, type StatCache } from './stat-cache';
 export { decodeState, encodeState, type StateV1 } from './state-codec';
+export {
+  decodeTarget,
+  encodeTarget,
+  type RewriteTarget,
+  type TargetBaseline,
+  type TargetRewrite,
+} from './target-codec';
 export { type FileChange, type WrittenFile, writeChanges } from './write';

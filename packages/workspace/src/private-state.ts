@@ -6,6 +6,7 @@ import { privateStateUsable, StateError } from './errors';
 import { acquireLock, type LockOptions, type Release } from './lock';
 import { loadStatCache, type StatCache } from './stat-cache';
 import { decodeState, encodeState, type StateV1 } from './state-codec';
+import { decodeTarget, encodeTarget, type RewriteTarget } from './target-codec';
 
 /** Server-owned state for one notebook directory and one store (SPEC §1 "P"). */
 export interface PrivateState {
@@ -17,6 +18,17 @@ export interface PrivateState {
   readState(): Promise<StateV1 | undefined>;
   /** Replaces the state record durably (temp file, fsync, rename, directory fsync). */
   writeState(state: StateV1): Promise<void>;
+  /**
+   * The record of what the last rewrite of L was writing; `undefined` when none was written.
+   * Throws {@link StateError} when it is malformed.
+   */
+  readTarget(): Promise<RewriteTarget | undefined>;
+  /**
+   * Replaces the target record atomically (temp file, rename). Not fsynced: it must survive a
+   * killed process (the page cache does), and after a power loss a missing record only makes
+   * a repair treat every differing file as the caller's, which keeps the caller's bytes.
+   */
+  writeTarget(target: RewriteTarget): Promise<void>;
   /**
    * Takes this notebook directory's lock: FIFO in-process, exclusive across processes, freed
    * by the kernel when a holder dies. Throws `LockTimeoutError` (PATH_BUSY · LOCK_TIMEOUT).
@@ -75,8 +87,8 @@ export async function hasStateRecord(opts: PrivateStateLocation): Promise<boolea
 /**
  * Opens (creating, 0700) P for the canonical notebook directory `notebookDir` (its realpath)
  * and the store's identity: `<privateRoot>/notebooks/<key>/` holding `state.json`,
- * `stat-cache.json` and `git/` (its lock lives in the per-user lock directory). Throws
- * `PrivateStateUnavailableError` when P cannot be created or opened.
+ * `stat-cache.json`, `target.json` and `git/` (its lock lives in the per-user lock directory).
+ * Throws `PrivateStateUnavailableError` when P cannot be created or opened.
  */
 export async function openPrivateState(opts: PrivateStateLocation): Promise<PrivateState> {
   const dir = privateStateDir(opts);
@@ -86,6 +98,7 @@ export async function openPrivateState(opts: PrivateStateLocation): Promise<Priv
     return loadStatCache(join(dir, 'stat-cache.json'));
   });
   const stateFile = join(dir, 'state.json');
+  const targetFile = join(dir, 'target.json');
   return {
     dir,
     gitdir,
@@ -104,6 +117,16 @@ export async function openPrivateState(opts: PrivateStateLocation): Promise<Priv
     },
     async writeState(state) {
       await writeFileDurably(stateFile, encodeState(state), { sync: true });
+    },
+    async readTarget() {
+      const text = await readFile(targetFile, 'utf8').catch((error: NodeJS.ErrnoException) => {
+        if (error.code === 'ENOENT') return undefined;
+        throw error;
+      });
+      return text === undefined ? undefined : decodeTarget(text);
+    },
+    async writeTarget(target) {
+      await writeFileDurably(targetFile, encodeTarget(target), { sync: false });
     },
     // Keyed by L, not P: two stores' P for one L still serialise on that L in-process.
     lock: (lockOpts) => acquireLock(opts.notebookDir, lockOpts),

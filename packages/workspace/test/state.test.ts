@@ -3,7 +3,9 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
   decodeState,
+  decodeTarget,
   encodeState,
+  encodeTarget,
   openPrivateState,
   privateStateKey,
   StateError,
@@ -184,5 +186,38 @@ describe('openPrivateState', () => {
     expect(again.statCache.get('a.md', { size: 1, mtimeNs: 1n, ctimeNs: 1n, ino: 1, dev: 1 })).toBe(
       'id',
     );
+  });
+});
+
+describe('target.json (what a rewrite of L is writing)', () => {
+  const oid = (c: string) => c.repeat(40);
+  const target = {
+    previous: { generation: 2n ** 63n - 1n, head: oid('a'), tree: oid('b') },
+    rewrites: [
+      { next: { generation: 0n, head: '', tree: oid('c') }, changes: new Map() },
+      {
+        next: { generation: 7n, head: oid('e'), tree: oid('f') },
+        changes: new Map<string, string | null>([
+          ['notes/a.md', oid('d')],
+          ['gone.md', null],
+        ]),
+      },
+    ],
+  };
+
+  it('round-trips, 64-bit generations included', () => {
+    expect(decodeTarget(encodeTarget(target))).toEqual(target);
+  });
+
+  it.each([
+    'not json',
+    '{}',
+    '{"version":2,"previous":{},"rewrites":[]}',
+    '{"version":1,"previous":{"generation":"1","head":"","tree":"x"},"rewrites":[]}',
+    encodeTarget(target).replace('"gone.md",null', '"gone.md",7'),
+    encodeTarget(target).replace(`"${oid('b')}"`, '"xyz"'),
+    encodeTarget(target).replace('"generation":"0"', '"generation":0'),
+  ])('rejects a malformed record with StateError: %s', (text) => {
+    expect(() => decodeTarget(text)).toThrow(StateError);
   });
 });

@@ -7,14 +7,15 @@
  * Run as `node --import tsx --conditions=@slivingdoc/source writer.ts '<WriterConfig JSON>'`.
  */
 import { existsSync } from 'node:fs';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { createNotebookService, type NotebookService } from '@slivingdoc/engine';
 import { isDomainError } from '@slivingdoc/envelope';
 import { seededRandom } from '@slivingdoc/testkit/seeded-random';
 import { isRetryable } from '../catalogue';
 import { openStore, type StoreSpec } from '../store-spec';
 import { countingStore } from './counting-store';
+import { insertLine, readText } from './edits';
 import type { AcknowledgedLine, WriterLedger } from './ledger';
 import { keepBothSides } from './resolve';
 
@@ -37,21 +38,6 @@ export interface WriterConfig {
 
 /** The most answers one commit may take before the writer gives up and reports it. */
 const MAX_ATTEMPTS = 200;
-
-async function readText(path: string): Promise<string> {
-  return readFile(path, 'utf8').catch((err: NodeJS.ErrnoException) => {
-    if (err.code === 'ENOENT') return '';
-    throw err;
-  });
-}
-
-async function insertLine(dir: string, file: string, line: string, at: number): Promise<void> {
-  const path = join(dir, file);
-  const lines = (await readText(path)).match(/[^\n]*\n/g) ?? [];
-  lines.splice(Math.min(at, lines.length), 0, `${line}\n`);
-  await mkdir(dirname(path), { recursive: true });
-  await writeFile(path, lines.join(''));
-}
 
 async function run(cfg: WriterConfig): Promise<WriterLedger> {
   const random = seededRandom(cfg.seed);

@@ -1,5 +1,18 @@
 import { lineText, splitLines, toByteString } from './lines';
-import { CLOSE_MARKER, type LineRange, OPEN_MARKER, SEPARATOR_MARKER } from './text-merge';
+
+/**
+ * One-based inclusive line range of a marker block in written content: the same type as
+ * `LineRange` of `@slivingdoc/envelope`, kept here for the reason `FileStat` is
+ * (`diffstat.ts`; `engine/test/vocabulary.test.ts` fails when the two drift).
+ */
+export interface LineRange {
+  start: number;
+  end: number;
+}
+
+export const OPEN_MARKER = '<<<<<<< local';
+export const SEPARATOR_MARKER = '=======';
+export const CLOSE_MARKER = '>>>>>>> remote';
 
 /**
  * Complete marker blocks of SPEC §6, one-based inclusive from the `<<<<<<< local` line to the

@@ -1,5 +1,14 @@
 import diff3Merge from 'diff3';
 import { firstLineEnding, fromByteString, lineText, splitLines, toByteString } from './lines';
+import {
+  CLOSE_MARKER,
+  findMarkerBlocks,
+  type LineRange,
+  OPEN_MARKER,
+  SEPARATOR_MARKER,
+} from './markers';
+
+export type { LineRange } from './markers';
 
 /**
  * How a region where both sides only insert lines at the same place of the base merges
@@ -14,30 +23,24 @@ export interface TextMergeOptions {
   additions?: MergeAdditions;
 }
 
-/**
- * One-based inclusive line range of a marker block in written content: the same type as
- * `LineRange` of `@slivingdoc/envelope`, kept here for the reason `FileStat` is
- * (`diffstat.ts`; `engine/test/vocabulary.test.ts` fails when the two drift).
- */
-export interface LineRange {
-  start: number;
-  end: number;
-}
-
-/** Merged content and the marker blocks written into it. */
+/** Merged content, whether the merge wrote conflict blocks, and the blocks it holds. */
 export interface TextMergeResult {
   content: Uint8Array;
+  /** True when the merge itself wrote at least one conflict block. */
+  conflicted: boolean;
+  /**
+   * The marker blocks of `content` as the documented scanner ({@link findMarkerBlocks}, SPEC §6)
+   * finds them. Derived from the written bytes rather than counted while writing: a side that
+   * already holds marker lines (an old block, a stray opener) changes which lines form a block,
+   * and the ranges a caller is given must be the ones a later commit's scan refuses.
+   */
   conflicts: LineRange[];
 }
 
-export const OPEN_MARKER = '<<<<<<< local';
-export const SEPARATOR_MARKER = '=======';
-export const CLOSE_MARKER = '>>>>>>> remote';
-
-/** Writes merged output and numbers the marker blocks as it goes. */
+/** Writes merged output, counting the conflict blocks it writes. */
 class MergeWriter {
   readonly #lines: string[] = [];
-  readonly conflicts: LineRange[] = [];
+  #written = 0;
   readonly #eol: string;
 
   constructor(eol: string) {
@@ -51,7 +54,6 @@ class MergeWriter {
   conflict(local: string[], remote: string[]): void {
     // A clean run ending without EOL is followed by a marker: give it the file's EOL first.
     this.#terminateLast();
-    const start = this.#lines.length + 1;
     this.#lines.push(OPEN_MARKER + this.#eol);
     this.clean(local);
     this.#terminateLast();
@@ -59,7 +61,7 @@ class MergeWriter {
     this.clean(remote);
     this.#terminateLast();
     this.#lines.push(CLOSE_MARKER + this.#eol);
-    this.conflicts.push({ start, end: this.#lines.length });
+    this.#written += 1;
   }
 
   /**
@@ -94,7 +96,8 @@ class MergeWriter {
   }
 
   result(): TextMergeResult {
-    return { content: fromByteString(this.#lines.join('')), conflicts: this.conflicts };
+    const content = fromByteString(this.#lines.join(''));
+    return { content, conflicted: this.#written > 0, conflicts: findMarkerBlocks(content) };
   }
 }
 

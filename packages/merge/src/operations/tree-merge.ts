@@ -15,7 +15,10 @@ export interface MergeConflict {
   /** For moves (FILE_DIRECTORY, NAME_COLLISION): the path where local and remote collided. */
   path: string;
   reason: MergeConflictReason;
-  /** Marker blocks in the written content (TEXT_CONFLICT only), one-based inclusive. */
+  /**
+   * Marker blocks in the written content as `findMarkerBlocks` finds them (TEXT_CONFLICT only),
+   * one-based inclusive.
+   */
   ranges: LineRange[];
 }
 
@@ -78,7 +81,7 @@ export async function merge3(
           ? mergeAdded(localBytes, remoteBytes, options)
           : mergeText(await db.readBlob(a), localBytes, remoteBytes, options);
       merged = await db.writeBlob(text.content);
-      if (text.conflicts.length > 0)
+      if (text.conflicted)
         conflicts.set(path, { path, reason: 'TEXT_CONFLICT', ranges: text.conflicts });
     }
     if (merged !== undefined) result.set(path, merged);
