@@ -7,7 +7,7 @@ export {
   StateError,
   type StateErrorKind,
 } from './errors';
-export { acquireLock, type LockOptions, type Release } from './lock';
+export { acquireLock, type LockOptions, lockAddress, type Release } from './lock';
 export { ChangeMonitor, type ChangeMonitorOptions } from './monitor';
 export {
   hasStateRecord,
