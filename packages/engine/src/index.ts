@@ -17,6 +17,7 @@ export {
   failpointsFromEnv,
   NO_FAILPOINTS,
 } from './failpoints';
+export { groupEndpoint } from './gate';
 export {
   type CommitRequest,
   createNotebookService,
