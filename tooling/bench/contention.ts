@@ -6,10 +6,13 @@
 // Environment: BENCH_ROUNDS (2), BENCH_SATURATION (1,4,16), BENCH_BURST (100; 0 = none),
 // BENCH_DURATION_MS (5000), BENCH_CPU_PROF=<dir> (--cpu-prof in every server process),
 // BENCH_STORE=s3 (the S3 server named by the SLIVINGDOC_TEST_S3_* pairs that
-// tooling/rgw/start-rgw.sh prints, instead of the embedded store).
+// tooling/rgw/start-rgw.sh prints, instead of the embedded store), BENCH_HOSTS=<hosts>x<writers>
+// (e.g. 4x16: simulated hosts, each a gate scope of its own, saturating together; 0 = none).
+// Every scenario also prints its group-size distribution (commits per increment, `size×count`).
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { describeSizes, groupSizes, lastPosition } from './group-sizes';
 import { measureRawCas } from './raw-cas';
 import type { LoadMetrics } from './report';
 import { type LoadRun, runBurst, runSaturation } from './scenarios/load';
@@ -32,6 +35,7 @@ function chooseTarget(work: string): StoreTarget {
 function row(label: string, scenario: string, m: LoadMetrics): string {
   const cas = m.casAttemptsPerCommit === undefined ? '–' : m.casAttemptsPerCommit.toFixed(2);
   const p50 = m.latency ? Math.round(m.latency.p50) : '–';
+  const p99 = m.latency ? Math.round(m.latency.p99) : '–';
   return [
     label.padEnd(10),
     scenario.padEnd(14),
@@ -41,6 +45,7 @@ function row(label: string, scenario: string, m: LoadMetrics): string {
     m.commitsPerSecond.toFixed(1).padStart(9),
     cas.padStart(9),
     String(p50).padStart(8),
+    String(p99).padStart(8),
   ].join('  ');
 }
 
@@ -55,13 +60,17 @@ async function main(): Promise<void> {
   const saturation = numbers(process.env.BENCH_SATURATION, [1, 4, 16]);
   const burst = Number(process.env.BENCH_BURST ?? 100);
   const durationMs = Number(process.env.BENCH_DURATION_MS ?? 5000);
+  const [hosts, perHost] = (process.env.BENCH_HOSTS ?? '0x0').split('x').map(Number) as [
+    number,
+    number,
+  ];
   const nodeArgs = process.env.BENCH_CPU_PROF
     ? ['--cpu-prof', '--cpu-prof-dir', resolve(process.env.BENCH_CPU_PROF)]
     : [];
   const work = await mkdtemp(join(tmpdir(), 'slivingdoc-contention-'));
   const target = chooseTarget(work);
   const lines = [
-    'build       scenario         accepted   busy  failed  commits/s  CAS/commit  p50 ms',
+    'build       scenario         accepted   busy  failed  commits/s  CAS/commit    p50 ms    p99 ms',
   ];
   const say = (line: string) => {
     lines.push(line);
@@ -96,18 +105,58 @@ async function main(): Promise<void> {
           nodeArgs,
         });
         const run: LoadRun = { system: 'slivingdoc-mcp', store: target.kind, pool, sequence: [] };
+        const store = await target.open(prefix);
+        /** Runs one scenario and prints its row and its group sizes. */
+        const scenario = async (name: string, body: () => Promise<LoadMetrics>) => {
+          const from = await lastPosition(store);
+          say(row(build.label, name, await body()));
+          say(`${' '.repeat(12)}groups: ${describeSizes(await groupSizes(store, from))}`);
+        };
         try {
           for (const writers of saturation) {
             const subset = { ...pool, writers: pool.writers.slice(0, writers) };
-            const result = await runSaturation({ ...run, pool: subset }, { writers, durationMs });
-            say(row(build.label, `saturation ${writers}`, result.metrics));
+            await scenario(`saturation ${writers}`, async () => {
+              const result = await runSaturation({ ...run, pool: subset }, { writers, durationMs });
+              return result.metrics;
+            });
           }
           if (burst > 0) {
-            const result = await runBurst(run, { writers: burst });
-            say(row(build.label, `burst ${burst}`, result.metrics));
+            await scenario(
+              `burst ${burst}`,
+              async () => (await runBurst(run, { writers: burst })).metrics,
+            );
           }
         } finally {
           await pool.close();
+          await store.close?.();
+        }
+        if (hosts > 0) {
+          const hostsPrefix = `${prefix}-hosts`;
+          const hostPool = await createMcpPool({
+            cli: build.cli,
+            target,
+            prefix: hostsPrefix,
+            root: await mkdtemp(join(work, `${hostsPrefix}-`)),
+            count: hosts * perHost,
+            retries: RETRIES,
+            pullFirst: true,
+            nodeArgs,
+            hosts,
+          });
+          const hostStore = await target.open(hostsPrefix);
+          try {
+            const from = await lastPosition(hostStore);
+            const writers = hosts * perHost;
+            const result = await runSaturation(
+              { system: 'slivingdoc-mcp', store: target.kind, pool: hostPool, sequence: [] },
+              { writers, durationMs },
+            );
+            say(row(build.label, `${hosts} hosts×${perHost}`, result.metrics));
+            say(`${' '.repeat(12)}groups: ${describeSizes(await groupSizes(hostStore, from))}`);
+          } finally {
+            await hostPool.close();
+            await hostStore.close?.();
+          }
         }
       }
     }

@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { cp, mkdtemp, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -45,7 +45,7 @@ export async function requireBuiltCli(): Promise<void> {
 export function runCli(
   args: string[],
   env: Record<string, string>,
-  opts: { measureMemory?: boolean } = {},
+  opts: { measureMemory?: boolean; onSpawn?: (child: ChildProcess) => void } = {},
 ): Promise<CliRun> {
   // GNU time reports the child's peak resident set size on the last stderr line.
   const [command, argv] = opts.measureMemory
@@ -66,6 +66,7 @@ export function runCli(
     });
     child.on('error', reject);
     child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
+    opts.onSpawn?.(child);
   });
 }
 

@@ -1,6 +1,7 @@
 import { FAILPOINT } from '@slivingdoc/engine';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { requireBuiltCli } from '../reliability/cli';
+import { GROUP_FAILPOINTS, runGroupCrashCase } from '../reliability/crash/group';
 import { runCrashCase } from '../reliability/crash/matrix';
 
 // The crash matrix (issue 10, SPEC §10): for every engine failpoint a real `slivingdoc
@@ -28,6 +29,24 @@ describe('crash matrix: a call killed at every failpoint', () => {
       expect(report.killed, 'the process died at the failpoint').toBe(true);
       expect(report.problems).toEqual([]);
     },
-    240_000,
+    480_000,
+  );
+});
+
+describe('crash matrix, group commit: the holder killed with members waiting', () => {
+  // A member killed while it waits (queued, before the holder took it), with the holder then
+  // killed before and after its CAS.
+  const cases = [
+    ...GROUP_FAILPOINTS.map((f) => [f, false] as const),
+    [FAILPOINT.afterCasSent, true] as const,
+  ];
+  it.concurrent.each(cases)(
+    'SIGKILL the holder at %s (a member killed while waiting: %s), then fresh processes repair',
+    async (failpoint, killMember) => {
+      const report = await runGroupCrashCase(failpoint, { killMember });
+      expect(report.holderKilled, 'the holder died at the failpoint').toBe(true);
+      expect(report.problems).toEqual([]);
+    },
+    480_000,
   );
 });

@@ -1,32 +1,26 @@
 /**
  * notes_commit for one locked, pulled directory (SPEC §9), in the order of SPEC §2: scan,
  * markers, path sets, then the store: read R, merge, publish, and on a lost race back off,
- * re-read R (fetching only new increments), re-merge and publish anew.
+ * re-read R (fetching only new increments), re-merge and publish anew. With group commit on,
+ * the store part may instead happen in another local writer's turn (docs/engine.md).
  */
+import { buildSuccess, compareUtf8, type FileStat, type SuccessResult } from '@slivingdoc/envelope';
+import { diffstat, type TreeEntries } from '@slivingdoc/merge';
 import {
-  buildSuccess,
-  compareUtf8,
-  type FileIssue,
-  type FileStat,
-  type SuccessResult,
-} from '@slivingdoc/envelope';
-import {
-  diffstat,
-  findMarkerBlocks,
-  type MergeConflict,
-  sameEntries,
-  type TreeEntries,
-} from '@slivingdoc/merge';
-import { backoff } from './backoff';
+  attemptPublication,
+  backoffPrefetching,
+  markerIssues,
+  type OwnChange,
+  type Settled,
+} from './attempt';
 import type { Baseline } from './baseline';
 import type { CallState, DirContext } from './context';
 import { PublicationGate } from './gate';
+import { commitGrouped, type GroupedOutcome } from './group/grouped';
 import { changedPaths, type LocalSnapshot, scanLocal } from './local';
-import { recordPublicationInput, rewriteLocal } from './materialize';
-import { publishAttempt } from './publish';
-import { type Current, loadRemote, prefetchRemote, type RemoteView } from './remote';
+import { rewriteLocal } from './materialize';
+import { type Current, loadRemote } from './remote';
 import { conflictIssues, type Entry } from './sync';
-import { threeWayMerge } from './three-way';
 import {
   mergeConflict,
   readOnlyPath,
@@ -34,22 +28,6 @@ import {
   unresolvedMarkers,
   unsupportedFiles,
 } from './verdicts';
-
-/** Marker blocks in the given paths of `entries` (SPEC §6), as file issues. */
-async function markerIssues(
-  ctx: DirContext,
-  entries: TreeEntries,
-  paths: Iterable<string>,
-): Promise<FileIssue[]> {
-  const issues: FileIssue[] = [];
-  for (const path of paths) {
-    const oid = entries.get(path);
-    if (oid === undefined) continue;
-    const ranges = findMarkerBlocks(await ctx.db.readBlob(oid));
-    if (ranges.length > 0) issues.push({ path, reason: 'MARKER_BLOCK', ranges });
-  }
-  return issues.sort((a, b) => compareUtf8(a.path, b.path));
-}
 
 /**
  * SPEC §5: a change under a read-only path publishes nothing; each such file is reset to its
@@ -74,21 +52,12 @@ async function refuseReadOnlyChanges(
   throw readOnlyPath(refused.map((path) => ({ path, reason: 'READ_ONLY_PATH', ranges: [] })));
 }
 
-/**
- * The backoff after a lost race (SPEC §9), used to fetch what the winner published meanwhile.
- * The prefetch always settles before this returns, so nothing touches P after the call ends.
- */
-async function backoffPrefetching(
-  ctx: DirContext,
-  call: CallState,
-  retry: number,
-  observed: Current | undefined,
-): Promise<void> {
-  const [slept] = await Promise.allSettled([
-    backoff(retry, ctx.cfg.clock, call.signal),
-    prefetchRemote(ctx, observed),
-  ]);
-  if (slept.status === 'rejected') throw slept.reason;
+/** The diffstat of one commit against its parent (a group member that resolved alone). */
+async function commitDiffstat(ctx: DirContext, commit: string): Promise<FileStat[]> {
+  const { tree, parent } = await ctx.db.readCommit(commit);
+  const parentTree = parent === undefined ? undefined : (await ctx.db.readCommit(parent)).tree;
+  const before = parentTree === undefined ? new Map() : await ctx.db.readTree(parentTree);
+  return diffstat(before, await ctx.db.readTree(tree), ctx.db);
 }
 
 /** Runs the commit; `entry` is the directory's (repaired, trustworthy) state. */
@@ -97,6 +66,7 @@ export async function commitLocked(
   call: CallState,
   entry: Entry,
   message: Uint8Array,
+  author?: string,
 ): Promise<SuccessResult> {
   call.stage = 'scan';
   const local = await scanLocal(ctx);
@@ -105,6 +75,7 @@ export async function commitLocked(
   const markers = await markerIssues(ctx, local.entries, changed);
   if (markers.length > 0) throw unresolvedMarkers(markers);
   await refuseReadOnlyChanges(ctx, call, entry, local, changed);
+  const own: OwnChange = { entry, local, changed, message, author };
   /** Rewrites L to the accepted `target`, records `baseline` and answers OK with `files`. */
   const accept = async (target: TreeEntries, baseline: Baseline, files: FileStat[]) => {
     ctx.trees.remember(baseline.tree, target);
@@ -126,19 +97,8 @@ export async function commitLocked(
       sets: ctx.policy.sets,
     });
   };
-
-  const attempts = ctx.cfg.commitRetries + 1;
-  const gate = new PublicationGate(ctx, call);
-  let observed: Current | undefined;
-  for (let attempt = 0; attempt < attempts; attempt += 1) {
-    if (attempt > 0) await backoffPrefetching(ctx, call, attempt - 1, observed);
-    const step = await gate.around((gated) =>
-      attemptPublication(ctx, call, { entry, local, changed, message, gated }),
-    );
-    if (step.kind === 'lost') {
-      observed = step.observed;
-      continue;
-    }
+  /** Ends the call after a step that is not a lost race. */
+  const finish = async (step: Settled) => {
     if (step.kind === 'conflict') {
       call.signal?.throwIfAborted();
       await ctx.db.persistStaged();
@@ -160,65 +120,43 @@ export async function commitLocked(
     return accept(
       step.merged,
       step.baseline,
-      await diffstat(step.remote.entries, step.merged, ctx.db),
+      await diffstat(step.remote.entries, step.own, ctx.db),
     );
+  };
+  /** Accepted in another holder's group: import it (the normal remote load), then accept. */
+  const acceptAsMember = async (outcome: Extract<GroupedOutcome, { kind: 'member' }>) => {
+    call.remoteAccepted = 'yes';
+    const remote = await loadRemote(ctx, call, entry.base);
+    let target = remote.entries;
+    let baseline = remote.baseline;
+    if (remote.baseline.head !== outcome.head && (await ctx.db.has(outcome.head))) {
+      const { tree } = await ctx.db.readCommit(outcome.head);
+      target = await ctx.trees.read(ctx.db, tree);
+      baseline = { generation: outcome.generation, head: outcome.head, tree };
+    }
+    const files =
+      outcome.files ??
+      (outcome.commit === undefined ? [] : await commitDiffstat(ctx, outcome.commit));
+    const result = await accept(target, baseline, files);
+    return { ...result, generation: Number(outcome.generation) };
+  };
+
+  const gate = new PublicationGate(ctx, call);
+  if (ctx.cfg.groupCommit && ctx.cfg.publicationGateMs > 0) {
+    const grouped = await commitGrouped(ctx, call, own, gate);
+    if (grouped.kind === 'member') return acceptAsMember(grouped);
+    if (grouped.kind === 'held') return finish(grouped.step);
+  }
+  const attempts = ctx.cfg.commitRetries + 1;
+  let observed: Current | undefined;
+  for (let attempt = 0; attempt < attempts; attempt += 1) {
+    if (attempt > 0) await backoffPrefetching(ctx, call, attempt - 1, observed);
+    const step = await gate.around((gated) => attemptPublication(ctx, call, own, gated));
+    if (step.kind === 'lost') {
+      observed = step.observed;
+      continue;
+    }
+    return finish(step);
   }
   throw remoteBusy(attempts);
-}
-
-/** What one attempt came to; L is rewritten afterwards, outside the publication gate. */
-type Step =
-  | { kind: 'lost'; observed: Current | undefined }
-  | { kind: 'conflict'; remote: RemoteView; merged: TreeEntries; conflicts: MergeConflict[] }
-  | { kind: 'unchanged'; remote: RemoteView }
-  | {
-      kind: 'accepted';
-      remote: RemoteView;
-      merged: TreeEntries;
-      baseline: Baseline;
-      activeIncrements: number;
-    };
-
-/** One attempt: read R, merge it with L against the baseline, and publish the result. */
-async function attemptPublication(
-  ctx: DirContext,
-  call: CallState,
-  commit: {
-    entry: Entry;
-    local: LocalSnapshot;
-    changed: string[];
-    message: Uint8Array;
-    /** Whether the attempt holds the publication gate (no local writer races it). */
-    gated: boolean;
-  },
-): Promise<Step> {
-  const { entry, local, changed, message, gated } = commit;
-  const remote = await loadRemote(ctx, call, entry.base);
-  call.stage = 'merge';
-  const merged = await threeWayMerge(ctx, entry.baseEntries, local.entries, remote.entries);
-  if (merged.conflicts.length > 0)
-    return { kind: 'conflict', remote, merged: merged.result, conflicts: merged.conflicts };
-  // The merged result of every file the caller touched and the merge rewrote.
-  const rewritten = changed.filter((path) => merged.result.get(path) !== local.entries.get(path));
-  const mergedMarkers = await markerIssues(ctx, merged.result, rewritten);
-  if (mergedMarkers.length > 0) throw unresolvedMarkers(mergedMarkers);
-  if (sameEntries(merged.result, remote.entries)) return { kind: 'unchanged', remote };
-  const outcome = await publishAttempt(ctx, call, remote, merged.result, message, {
-    checkMoved: !gated,
-    // A kill after the swap lands must not make the next call publish L's lines again.
-    beforeCas: (proposal) =>
-      recordPublicationInput(
-        ctx,
-        { previous: entry.base, previousEntries: entry.baseEntries, proposal },
-        local.entries,
-      ),
-  });
-  if (!outcome.accepted) return { kind: 'lost', observed: outcome.observed };
-  return {
-    kind: 'accepted',
-    remote,
-    merged: merged.result,
-    baseline: outcome.baseline,
-    activeIncrements: outcome.activeIncrements,
-  };
 }

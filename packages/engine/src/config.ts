@@ -52,6 +52,20 @@ export interface EngineConfig {
    * embedded and S3 stores (docs/engine.md, "Publication gate").
    */
   publicationGateMs?: number;
+  /**
+   * Group commit (docs/engine.md, "Group commit"): while this process holds the publication
+   * gate, the commits other local writers queue on it join its turn and are published with
+   * one compare-and-swap; while another holds it, this process's commits join that turn.
+   * Needs the gate (`publicationGateMs` > 0); without it nothing changes. Default off; the app
+   * turns it on.
+   */
+  groupCommit?: boolean;
+  /**
+   * TEST ONLY: writers with different scopes on one machine use different publication gates
+   * (and groups), as writers on different hosts would. Never a user setting: leaving it empty
+   * is the only correct production value.
+   */
+  gateScope?: string;
   /** Backoff randomness and sleep (tests make them deterministic). */
   clock?: BackoffClock;
   /**
@@ -79,6 +93,8 @@ export interface ResolvedConfig {
   lockTimeoutMs: number;
   closeTimeoutMs: number;
   publicationGateMs: number;
+  groupCommit: boolean;
+  gateScope: string;
   clock: BackoffClock;
   mergeAdditions: MergeAdditions;
 }
@@ -123,6 +139,8 @@ export function resolveConfig(config: EngineConfig, home: string): ResolvedConfi
     lockTimeoutMs: integerIn('lockTimeoutMs', config.lockTimeoutMs, 10_000, 0, 3_600_000),
     closeTimeoutMs: integerIn('closeTimeoutMs', config.closeTimeoutMs, 30_000, 0, 3_600_000),
     publicationGateMs: integerIn('publicationGateMs', config.publicationGateMs, 0, 0, 3_600_000),
+    groupCommit: config.groupCommit ?? false,
+    gateScope: config.gateScope ?? '',
     clock: config.clock ?? SYSTEM_CLOCK,
     mergeAdditions: mergeAdditionsOf(config.mergeAdditions),
   };

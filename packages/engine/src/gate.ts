@@ -8,23 +8,44 @@
  * attempts without the gate. Its holder never waits for another lock (the directory's lock is
  * taken before it), so it cannot deadlock, and the kernel frees it when its holder dies.
  */
-import { acquireLock, LockTimeoutError, type Release } from '@slivingdoc/workspace';
+import { acquireLock, LockTimeoutError, lockAddress, type Release } from '@slivingdoc/workspace';
+import type { ResolvedConfig } from './config';
 import type { CallState, DirContext } from './context';
 
-/** The machine-wide name of the gate of the store named `identity`. */
-export function publicationGateKey(identity: string): string {
-  return `publication-gate ${identity}`;
+/**
+ * The machine-wide name of the gate of the store named `identity`. A test-only `scope`
+ * separates writers on one machine as if they ran on different hosts.
+ */
+export function publicationGateKey(identity: string, scope = ''): string {
+  return scope === ''
+    ? `publication-gate ${identity}`
+    : `publication-gate ${identity} scope ${scope}`;
+}
+
+/**
+ * Where the holder of the gate of `cfg`'s store serves its group commit (docs/engine.md,
+ * "Group commit"): derived like every lock address, so it follows the lock's naming.
+ */
+export function groupEndpoint(cfg: Pick<ResolvedConfig, 'store' | 'gateScope'>): string {
+  return lockAddress(`publication-group ${publicationGateKey(cfg.store.identity, cfg.gateScope)}`);
 }
 
 /** One commit call's passage through the gate: its remaining waiting budget. */
 export class PublicationGate {
-  readonly #deadline: number;
+  /** When the call's waiting budget runs out (epoch ms). */
+  readonly deadline: number;
 
   constructor(
     private readonly ctx: DirContext,
     private readonly call: CallState,
   ) {
-    this.#deadline = Date.now() + ctx.cfg.publicationGateMs;
+    this.deadline = Date.now() + ctx.cfg.publicationGateMs;
+  }
+
+  /** What is left of the waiting budget (ms); 0 when the gate is off. */
+  get remainingMs(): number {
+    if (this.ctx.cfg.publicationGateMs === 0) return 0;
+    return Math.max(0, this.deadline - Date.now());
   }
 
   /**
@@ -35,7 +56,8 @@ export class PublicationGate {
    * than it saved the holder, and fetching the backlog once before queueing flooded S3.
    */
   async around<T>(attempt: (held: boolean) => Promise<T>): Promise<T> {
-    const leave = await this.#enter();
+    const taken = this.ctx.cfg.publicationGateMs === 0 ? 'busy' : await this.take(this.remainingMs);
+    const leave = typeof taken === 'function' ? taken : undefined;
     try {
       return await attempt(leave !== undefined);
     } finally {
@@ -43,26 +65,28 @@ export class PublicationGate {
     }
   }
 
-  async #enter(): Promise<Release | undefined> {
+  /**
+   * Takes the gate, waiting at most `waitMs`: its release, `busy` when it is still held after
+   * the wait, `unavailable` when it cannot be taken at all (logged). Cancellation rejects.
+   */
+  async take(waitMs: number): Promise<Release | 'busy' | 'unavailable'> {
     const { cfg } = this.ctx;
-    if (cfg.publicationGateMs === 0) return undefined;
     try {
       // Keyed by the store's identity, not P: writers with different private roots meet.
-      return await acquireLock(publicationGateKey(cfg.store.identity), {
-        timeoutMs: Math.max(0, this.#deadline - Date.now()),
+      return await acquireLock(publicationGateKey(cfg.store.identity, cfg.gateScope), {
+        timeoutMs: Math.max(0, waitMs),
         ...(this.call.signal === undefined ? {} : { signal: this.call.signal }),
       });
     } catch (err) {
       if (this.call.signal?.aborted) throw err;
+      if (err instanceof LockTimeoutError) return 'busy';
       // The gate is an optimisation: when it cannot be taken at all (say a lock directory
       // path too long for a socket), the attempt races as SPEC §9 describes.
-      if (!(err instanceof LockTimeoutError)) {
-        cfg.logger.warn(
-          { code: (err as NodeJS.ErrnoException).code },
-          'publication gate unavailable; attempting without it',
-        );
-      }
-      return undefined;
+      cfg.logger.warn(
+        { code: (err as NodeJS.ErrnoException).code },
+        'publication gate unavailable; attempting without it',
+      );
+      return 'unavailable';
     }
   }
 }

@@ -60,6 +60,7 @@ export {
   failpointsFromEnv,
   NO_FAILPOINTS,
 } from './failpoints';
+export { groupEndpoint } from './gate';
 export type { PublicationRecord } from './history';
 export type { Progress, ProgressListener } from './progress';
 export {

@@ -113,16 +113,32 @@ async function currentMoved(
   return { lost: now?.etag !== remote.current?.etag, now };
 }
 
-type Resolution = { verdict: 'accepted' | 'lost' | 'unproven'; now?: Current | undefined };
+/**
+ * What an attempt is about to propose, handed to `beforeCas`: where it lands (publication id,
+ * chain position, conditioned ETag) and the baseline it makes if accepted.
+ */
+export type CasTarget = ProposalTarget & Baseline;
+
+/** What resolving an unanswered or refused CAS needs to know about the proposal. */
+export interface ProposalTarget {
+  publication: string;
+  /** The chain position the proposal targets. */
+  position: bigint;
+  /** The ETag the CAS was conditioned on (absent = create-if-absent). */
+  conditionedOn: string | undefined;
+}
+
+/** Whether a proposal landed, provably did not, or cannot be told. */
+export type Resolution = { verdict: 'accepted' | 'lost' | 'unproven'; now?: Current | undefined };
 
 /**
  * After a 412 or an ambiguous answer: found in active or retained chains = accepted; otherwise
  * lost only when provable (the ETag we conditioned on is still current, or another publication
  * holds our target position), else unproven.
  */
-async function resolve(
+export async function resolve(
   ctx: DirContext,
-  proposal: Proposal,
+  proposal: ProposalTarget,
   answer: 'precondition' | 'ambiguous',
 ): Promise<Resolution> {
   let now: Current | undefined;
@@ -147,11 +163,7 @@ async function resolve(
 
 /**
  * Publishes `result` on top of `remote`: builds the commit (parent = R's head, time = attempt
- * start in whole UTC seconds), the pack, a fresh publication id; uploads; CAS. Once the CAS is
- * sent the attempt runs to completion regardless of cancellation. `checkMoved` re-reads
- * `current` before the upload (see {@link currentMoved}); an attempt holding the publication
- * gate skips it: no local writer can have moved `current`, and on S3 the read is a round trip
- * inside the turn every other local writer waits for.
+ * start in whole UTC seconds) and hands it to {@link publishHead}.
  */
 export async function publishAttempt(
   ctx: DirContext,
@@ -161,8 +173,9 @@ export async function publishAttempt(
   message: Uint8Array,
   options: {
     checkMoved: boolean;
-    /** Runs right before the compare-and-swap is sent, with the baseline it would make. */
-    beforeCas?: (proposal: Baseline) => Promise<void>;
+    author?: string | undefined;
+    /** Runs after the upload, right before the compare-and-swap is sent (see {@link publishHead}). */
+    beforeCas?: (target: CasTarget) => Promise<void>;
   },
 ): Promise<Attempt> {
   call.stage = 'publish';
@@ -175,9 +188,39 @@ export async function publishAttempt(
     { staged: true },
   );
   const head = await ctx.db.writeCommit(
-    { tree, parent: remote.current?.manifest.head, message, time, author: call.actor },
+    {
+      tree,
+      parent: remote.current?.manifest.head,
+      message,
+      time,
+      ...(options.author === undefined ? {} : { author: options.author }),
+    },
     { staged: true },
   );
+  return publishHead(ctx, call, remote, { head, tree }, options);
+}
+
+/**
+ * Publishes the staged commit `head` (tree `tree`, descending from R's head through one or more
+ * commits) on top of `remote`: the pack, a fresh publication id; upload; CAS. Once the CAS is
+ * sent the attempt runs to completion regardless of cancellation. `checkMoved` re-reads
+ * `current` before the upload (see {@link currentMoved}); an attempt holding the publication
+ * gate skips it: no local writer can have moved `current`, and on S3 the read is a round trip
+ * inside the turn every other local writer waits for. `beforeCas` runs after the upload and
+ * before the CAS is sent (a group commit tells its members the publication id there).
+ */
+export async function publishHead(
+  ctx: DirContext,
+  call: CallState,
+  remote: RemoteView,
+  built: { head: string; tree: string },
+  options: {
+    checkMoved: boolean;
+    beforeCas?: (target: CasTarget) => Promise<void>;
+  },
+): Promise<Attempt> {
+  call.stage = 'publish';
+  const { head, tree } = built;
   const proposal = await propose(ctx, remote, head);
   call.signal?.throwIfAborted();
   if (options.checkMoved) {
@@ -196,7 +239,14 @@ export async function publishAttempt(
   }
   await failpoint(ctx.cfg.failpoints, FAILPOINT.afterPackUpload);
   call.signal?.throwIfAborted();
-  await options.beforeCas?.({ generation: proposal.manifest.generation, head, tree });
+  await options.beforeCas?.({
+    publication: proposal.publication,
+    position: proposal.position,
+    conditionedOn: proposal.conditionedOn,
+    generation: proposal.manifest.generation,
+    head,
+    tree,
+  });
   call.remoteAccepted = 'unknown';
   const answer = sendCas(ctx, proposal).then(
     () => 'accepted' as const,

@@ -4,6 +4,8 @@
  * This file creates its own bucket; every test its own prefix. It fails, never skips, when the
  * server is not there.
  */
+import { importPack } from '@slivingdoc/merge';
+import { openMemoryObjectDb } from '@slivingdoc/merge/testing';
 import {
   createS3Store,
   decodeManifest,
@@ -233,4 +235,57 @@ describe('engine on the real S3 server', () => {
       'rival.md': 'r\n',
     });
   });
+
+  it('simulated hosts (separate gate scopes) group locally and race each other by CAS: every commit lands once', async () => {
+    const store = await s3Store('multi-host');
+    const hosts = ['h1', 'h2', 'h3', 'h4'];
+    const writers = await Promise.all(
+      hosts.flatMap((host) =>
+        Array.from({ length: 4 }, () =>
+          participant(store, {
+            publicationGateMs: 30_000,
+            groupCommit: true,
+            gateScope: host,
+            clock: SYSTEM_CLOCK,
+          }),
+        ),
+      ),
+    );
+    const first = writers[0] as (typeof writers)[number];
+    await first.service.pull({});
+    await put(first.dir, 'seed.md', 'seed\n');
+    await first.service.commit({ message: 'seed' });
+    await Promise.all(writers.map((w) => w.service.pull({})));
+    const messages: string[] = [];
+    for (let round = 0; round < 2; round += 1) {
+      const results = await Promise.all(
+        writers.map(async (w, i) => {
+          await put(w.dir, `w${i}/r${round}.md`, `writer ${i} round ${round}\n`);
+          messages.push(`w${i} r${round}`);
+          return w.service.commit({ message: `w${i} r${round}` });
+        }),
+      );
+      expect(results.map((r) => r.code)).toEqual(writers.map(() => 'OK'));
+      for (const [i, r] of results.entries())
+        expect(r.files).toEqual([{ path: `w${i}/r${round}.md`, insertions: 1, deletions: 0 }]);
+    }
+    // The history from the head back to the first checkpoint holds every message exactly once.
+    const manifest = await manifestOf(store);
+    const db = openMemoryObjectDb();
+    for (const descriptor of [manifest.checkpoint, ...manifest.increments]) {
+      const pack = await store.get(descriptor.key);
+      await importPack(db, (pack as { body: Uint8Array }).body);
+    }
+    const history: string[] = [];
+    for (let oid: string | undefined = manifest.head; oid !== undefined; ) {
+      const commit = await db.readCommit(oid);
+      history.push(Buffer.from(commit.message).toString('utf8'));
+      oid = oid === manifest.checkpoint.head ? undefined : commit.parent;
+    }
+    expect(history.sort()).toEqual([...messages, 'seed'].sort());
+    // Fewer publications than commits: local writers were grouped.
+    expect(manifest.increments.length).toBeLessThan(messages.length);
+    const publications = manifest.increments.map((i) => i.publication);
+    expect(new Set(publications).size).toBe(publications.length);
+  }, 120_000);
 });

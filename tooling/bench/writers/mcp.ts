@@ -30,6 +30,12 @@ export interface McpPoolOptions {
   extraArgs?: string[];
   /** Extra Node flags for the server processes, e.g. `--cpu-prof` when profiling. */
   nodeArgs?: string[];
+  /**
+   * Simulated hosts: writer `i` runs in gate scope `host-(i mod hosts)` (the test-only
+   * SLIVINGDOC_TEST_GATE_SCOPE), so each host's writers group among themselves and the hosts
+   * race by CAS as on separate machines. Absent: one host.
+   */
+  hosts?: number;
 }
 
 interface StructuredOutcome {
@@ -111,6 +117,9 @@ async function startWriter(opts: McpPoolOptions, index: number): Promise<McpWrit
       TMPDIR: home,
       ...opts.target.env,
       SLIVINGDOC_BENCH_CAS_FILE: join(opts.root, 'cas', `w${index}`),
+      ...(opts.hosts === undefined
+        ? {}
+        : { SLIVINGDOC_TEST_GATE_SCOPE: `host-${index % opts.hosts}` }),
     },
     stderr: 'pipe',
   });

@@ -7,8 +7,13 @@ export interface SoakReport extends WriterTotals {
   /** Acknowledged lines absent from the final notebook and not removed by the resolver. */
   lost: number;
   lostLines: { file: string; line: string; generation: number }[];
-  /** Generations reported by more than one publishing OK (two winners of one CAS). */
+  /**
+   * Generations reported by more than one publishing OK: informational since group commit
+   * (the members of one group share the generation of its CAS).
+   */
   duplicateGenerations: number[];
+  /** The highest generation any publishing OK reported (0 when none). */
+  maxPublishedGeneration: number;
   /** Files of the final notebook that still hold a marker line. */
   filesWithMarkers: string[];
   anomalies: string[];
@@ -38,6 +43,7 @@ export function checkSoak(ledgers: WriterLedger[], finalFiles: Map<string, strin
     lost: 0,
     lostLines: [],
     duplicateGenerations: [],
+    maxPublishedGeneration: 0,
     filesWithMarkers: [],
     anomalies: [],
   };
@@ -67,6 +73,7 @@ export function checkSoak(ledgers: WriterLedger[], finalFiles: Map<string, strin
   }
   report.lost = report.lostLines.length;
   report.duplicateGenerations = [...generations].filter(([, n]) => n > 1).map(([g]) => g);
+  report.maxPublishedGeneration = Math.max(0, ...generations.keys());
   return report;
 }
 

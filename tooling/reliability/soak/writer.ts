@@ -50,6 +50,9 @@ async function run(cfg: WriterConfig): Promise<WriterLedger> {
     notebookDir: cfg.notebookDir,
     commitRetries: cfg.commitRetries,
     checkpointPacks: cfg.checkpointPacks,
+    // As the app runs: the publication gate with group commit (docs/engine.md).
+    publicationGateMs: 30_000,
+    groupCommit: true,
   });
   const ledger: WriterLedger = {
     writer: cfg.writer,

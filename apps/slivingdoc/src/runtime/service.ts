@@ -15,6 +15,13 @@ import type { Roots } from './roots';
  */
 const PUBLICATION_GATE_MS = 30_000;
 
+/**
+ * TEST ONLY, never a user setting: writers whose environment names different scopes use
+ * different publication gates and groups, as writers on different hosts would (the multi-host
+ * simulation of the tests and the bench). Unset in production.
+ */
+export const TEST_GATE_SCOPE_ENV = 'SLIVINGDOC_TEST_GATE_SCOPE';
+
 /** Composes the engine from the validated configuration, the resolved roots and the store. */
 export function startService(
   config: AppConfig,
@@ -37,5 +44,8 @@ export function startService(
     publicationGateMs: PUBLICATION_GATE_MS,
     // The engine never reads the environment; the app arms the test failpoints from it.
     failpoints: failpointsFromEnv(process.env[FAILPOINTS_ENV]),
+    // One CAS publishes every commit queued on the gate (docs/engine.md, "Group commit").
+    groupCommit: true,
+    gateScope: process.env[TEST_GATE_SCOPE_ENV] ?? '',
   });
 }

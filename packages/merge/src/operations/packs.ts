@@ -23,21 +23,34 @@ class PackCollector {
   }
 }
 
+/** How many commits one increment pack may chain (a group commit holds one per member). */
+const MAX_CHAINED_COMMITS = 1024;
+
 /**
  * A pack of the objects reachable from `head` that are new relative to `parentHead`'s state:
  * the head commit, then only trees and blobs whose oid differs from the entry at the same path in
  * the parent's tree. Unchanged subtrees are skipped by oid without being read, so a one-file
- * change in a 10,000-file notebook reads a handful of trees.
+ * change in a 10,000-file notebook reads a handful of trees. When `head` descends from
+ * `parentHead` through several commits (a group commit: one per member), every commit of the
+ * chain is included with what it adds relative to its own parent, so the history is complete.
  */
 export async function createIncrementPack(
   db: ObjectDb,
   opts: { head: Oid; parentHead: Oid },
 ): Promise<Uint8Array> {
   const collector = new PackCollector(db);
-  const head = await db.readCommit(opts.head);
-  const parent = await db.readCommit(opts.parentHead);
-  await collector.add(opts.head);
-  await collectTreeDiff(collector, head.tree, parent.tree);
+  let oid = opts.head;
+  for (let chained = 0; ; chained += 1) {
+    if (chained >= MAX_CHAINED_COMMITS)
+      throw new ObjectMissingError(opts.parentHead, 'increment chain too long');
+    const commit = await db.readCommit(oid);
+    if (commit.parent === undefined) throw new ObjectMissingError(opts.parentHead);
+    const parent = await db.readCommit(commit.parent);
+    await collector.add(oid);
+    await collectTreeDiff(collector, commit.tree, parent.tree);
+    if (commit.parent === opts.parentHead) break;
+    oid = commit.parent;
+  }
   return encodePack(collector.objects);
 }
 

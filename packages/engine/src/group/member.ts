@@ -1,0 +1,125 @@
+/**
+ * A member's side of group commit: connect to the holder's group endpoint, send the change,
+ * then wait for `taken`, any number of `prepared` (the latest counts) and one verdict. Before
+ * it is taken a member can withdraw (cancellation, or its gate budget spent); once taken its
+ * change may be in a CAS, so it waits for the verdict. A connection that ends without one means
+ * the holder is gone: the caller then learns from the store what happened (see `prepared`).
+ */
+import { connect, type Socket } from 'node:net';
+import type { FileStat } from '@slivingdoc/envelope';
+import { readFrames, writeFrame } from './frames';
+import {
+  decodeHolderMessage,
+  type ExclusionReason,
+  encodeJoin,
+  type MemberChange,
+  type PreparedWire,
+} from './messages';
+
+/** What joining a group came to. */
+export type JoinOutcome =
+  /** Nobody serves the endpoint. */
+  | { kind: 'refused' }
+  | { kind: 'accepted'; generation: bigint; head: string; files: FileStat[] }
+  | { kind: 'excluded'; reason: ExclusionReason }
+  | { kind: 'unproven' }
+  /** Withdrawn before being taken: the signal was aborted, or the gate budget ran out. */
+  | { kind: 'withdrawn'; why: 'aborted' | 'deadline' }
+  /** The connection ended without a verdict; `prepared` is the last proposal announced. */
+  | { kind: 'holder-gone'; prepared: PreparedWire | undefined };
+
+/** Connects to `address`; `undefined` when nobody listens there. */
+function connectTo(address: string): Promise<Socket | undefined> {
+  return new Promise((resolve) => {
+    const socket = connect(address);
+    socket.once('connect', () => {
+      socket.removeAllListeners('error');
+      socket.on('error', () => {});
+      resolve(socket);
+    });
+    socket.once('error', () => {
+      socket.destroy();
+      resolve(undefined);
+    });
+  });
+}
+
+/**
+ * Offers `change` to the group served at `address` and waits for its outcome. `deadline`
+ * (epoch ms) bounds only the wait before being taken.
+ */
+export async function joinGroup(
+  address: string,
+  change: MemberChange,
+  opts: { signal: AbortSignal | undefined; deadline: number },
+): Promise<JoinOutcome> {
+  const socket = await connectTo(address);
+  if (socket === undefined) return { kind: 'refused' };
+  return new Promise<JoinOutcome>((resolve) => {
+    let taken = false;
+    let withdrawing: 'aborted' | 'deadline' | undefined;
+    let prepared: PreparedWire | undefined;
+    let settled = false;
+    const settle = (outcome: JoinOutcome) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      opts.signal?.removeEventListener('abort', onAbort);
+      socket.destroy();
+      resolve(outcome);
+    };
+    const withdraw = (why: 'aborted' | 'deadline') => {
+      if (taken || withdrawing !== undefined) return;
+      withdrawing = why;
+      // The holder answers `withdrawn`, or `taken` if it took us first (the stream is ordered).
+      writeFrame(socket, { t: 'withdraw' }).catch(() => settle({ kind: 'withdrawn', why }));
+    };
+    const onAbort = () => withdraw('aborted');
+    const timer = setTimeout(() => withdraw('deadline'), Math.max(0, opts.deadline - Date.now()));
+    opts.signal?.addEventListener('abort', onAbort, { once: true });
+    socket.once('close', () => {
+      if (!taken && withdrawing !== undefined) settle({ kind: 'withdrawn', why: withdrawing });
+      else settle({ kind: 'holder-gone', prepared: taken ? prepared : undefined });
+    });
+    readFrames(
+      socket,
+      (raw) => {
+        const message = decodeHolderMessage(raw);
+        if (message === undefined) {
+          socket.destroy();
+          return;
+        }
+        switch (message.t) {
+          case 'taken':
+            taken = true;
+            return;
+          case 'withdrawn':
+            if (!taken) settle({ kind: 'withdrawn', why: withdrawing ?? 'aborted' });
+            return;
+          case 'prepared': {
+            taken = true;
+            const { t: _t, ...wire } = message;
+            prepared = wire;
+            return;
+          }
+          case 'accepted':
+            settle({
+              kind: 'accepted',
+              generation: BigInt(message.generation),
+              head: message.head,
+              files: message.files,
+            });
+            return;
+          case 'excluded':
+            settle({ kind: 'excluded', reason: message.reason });
+            return;
+          case 'unproven':
+            settle({ kind: 'unproven' });
+        }
+      },
+      () => {},
+    );
+    writeFrame(socket, encodeJoin(change)).catch(() => socket.destroy());
+    if (opts.signal?.aborted) withdraw('aborted');
+  });
+}

@@ -1,0 +1,207 @@
+/**
+ * The holder's side of group commit: while a process holds the publication gate it listens on
+ * the group endpoint, where other local writers queue their changes (`join`). A round takes
+ * whoever is queued (bounded by a member count and a byte budget) and answers each taken
+ * member exactly once; closing the endpoint sends every member not taken `later`. A member's
+ * connection may drop at any moment: a queued member is forgotten, a taken one stays in its
+ * round (its change may land; its next call pulls it). A malformed or oversized message drops
+ * its sender and nothing else.
+ */
+import { unlink } from 'node:fs/promises';
+import { createServer, type Server, type Socket } from 'node:net';
+import type { EngineLogger } from '../config';
+import { readFrames, writeFrame } from './frames';
+import { decodeJoin, type HolderMessage, isWithdraw, type MemberChange } from './messages';
+
+/** A member taken into a round: its change and the way to answer it. */
+export interface TakenMember {
+  readonly change: MemberChange;
+  /** Sends one message; resolves `false` when the member is gone (never rejects). */
+  send(message: HolderMessage): Promise<boolean>;
+  /** Sends the member's verdict and ends its connection. */
+  finish(message: HolderMessage): Promise<void>;
+  /** Ends the connection without a verdict: the member learns the outcome from the store. */
+  abandon(): void;
+}
+
+interface Connection {
+  socket: Socket;
+  state: 'connected' | 'queued' | 'taken' | 'done';
+  change?: MemberChange;
+  bytes: number;
+}
+
+function changeBytes(change: MemberChange): number {
+  let bytes = change.message.byteLength;
+  for (const blob of change.blobs.values()) bytes += blob.byteLength;
+  return bytes;
+}
+
+/** The endpoints this process serves, by address (for {@link queuedAt}). */
+const serving = new Map<string, GroupServer>();
+
+/**
+ * How many members are queued at the endpoint this process serves at `address` (0 when it
+ * serves none): a diagnostic the tests use to know a group has formed.
+ */
+export function queuedAt(address: string): number {
+  return serving.get(address)?.queued ?? 0;
+}
+
+/** The group endpoint of one turn; bound only by the gate's holder. */
+export class GroupServer {
+  readonly #queue: Connection[] = [];
+  readonly #connections = new Set<Connection>();
+
+  private constructor(
+    private readonly server: Server,
+    private readonly address: string,
+    private readonly logger: EngineLogger,
+  ) {}
+
+  /**
+   * Listens on `address`; `undefined` (logged) when it cannot, and the turn then publishes
+   * alone. A socket file left by a dead holder is removed first: only the gate's holder binds
+   * this address, so whatever is there is stale.
+   */
+  static async open(address: string, logger: EngineLogger): Promise<GroupServer | undefined> {
+    if (!address.startsWith('\0')) await unlink(address).catch(() => {});
+    const server = createServer();
+    const ok = await new Promise<boolean>((resolve) => {
+      server.once('error', (err: NodeJS.ErrnoException) => {
+        logger.warn({ code: err.code }, 'group commit endpoint unavailable; publishing alone');
+        resolve(false);
+      });
+      server.listen({ path: address, exclusive: true }, () => resolve(true));
+    });
+    if (!ok) return undefined;
+    server.on('error', () => {});
+    const group = new GroupServer(server, address, logger);
+    server.on('connection', (socket) => group.#accept(socket));
+    serving.set(address, group);
+    return group;
+  }
+
+  #accept(socket: Socket): void {
+    const connection: Connection = { socket, state: 'connected', bytes: 0 };
+    this.#connections.add(connection);
+    socket.on('error', () => {});
+    socket.once('close', () => {
+      this.#connections.delete(connection);
+      if (connection.state === 'queued' || connection.state === 'connected') {
+        this.#dequeue(connection);
+        connection.state = 'done';
+      }
+    });
+    readFrames(
+      socket,
+      (raw) => this.#onMessage(connection, raw),
+      () => this.logger.warn({}, 'group commit: dropped a member that sent a malformed message'),
+    );
+  }
+
+  #onMessage(connection: Connection, raw: Record<string, unknown>): void {
+    if (connection.state === 'connected') {
+      const change = decodeJoin(raw);
+      if (change === undefined) {
+        this.#drop(connection);
+        return;
+      }
+      connection.change = change;
+      connection.bytes = changeBytes(change);
+      connection.state = 'queued';
+      this.#queue.push(connection);
+      return;
+    }
+    if (!isWithdraw(raw)) {
+      this.#drop(connection);
+      return;
+    }
+    // Once taken, a member's change may be in a CAS: it stays, and is answered as usual.
+    if (connection.state !== 'queued') return;
+    this.#dequeue(connection);
+    connection.state = 'done';
+    void this.#finish(connection, { t: 'withdrawn' });
+  }
+
+  #drop(connection: Connection): void {
+    this.logger.warn({}, 'group commit: dropped a member that sent a malformed message');
+    this.#dequeue(connection);
+    if (connection.state !== 'taken') connection.state = 'done';
+    connection.socket.destroy();
+  }
+
+  #dequeue(connection: Connection): void {
+    const at = this.#queue.indexOf(connection);
+    if (at >= 0) this.#queue.splice(at, 1);
+  }
+
+  /** How many members are queued. */
+  get queued(): number {
+    return this.#queue.length;
+  }
+
+  /**
+   * Takes queued members in arrival order, at most `maxMembers` and `byteBudget` bytes of
+   * messages and blobs (the first is taken whatever its size), telling each it was taken.
+   */
+  take(maxMembers: number, byteBudget: number): TakenMember[] {
+    const taken: TakenMember[] = [];
+    let bytes = 0;
+    while (taken.length < maxMembers && this.#queue.length > 0) {
+      const next = this.#queue[0] as Connection;
+      if (taken.length > 0 && bytes + next.bytes > byteBudget) break;
+      this.#queue.shift();
+      bytes += next.bytes;
+      next.state = 'taken';
+      const member = this.#member(next);
+      void member.send({ t: 'taken' });
+      taken.push(member);
+    }
+    return taken;
+  }
+
+  #member(connection: Connection): TakenMember {
+    const send = (message: HolderMessage) =>
+      writeFrame(connection.socket, message).then(
+        () => true,
+        () => false,
+      );
+    return {
+      change: connection.change as MemberChange,
+      send,
+      finish: async (message) => {
+        connection.state = 'done';
+        await this.#finish(connection, message);
+      },
+      abandon: () => {
+        connection.state = 'done';
+        connection.socket.destroy();
+      },
+    };
+  }
+
+  async #finish(connection: Connection, message: HolderMessage): Promise<void> {
+    await writeFrame(connection.socket, message).catch(() => {});
+    connection.socket.end();
+  }
+
+  /**
+   * Stops listening; every member still queued is told `later`, then every connection is
+   * closed. A taken member normally had its verdict already; one that did not (the turn failed
+   * unexpectedly) learns from the store, exactly as if the holder had died.
+   */
+  async close(): Promise<void> {
+    if (serving.get(this.address) === this) serving.delete(this.address);
+    const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
+    await Promise.all(
+      this.#queue.splice(0).map((connection) => {
+        connection.state = 'done';
+        return this.#finish(connection, { t: 'excluded', reason: 'later' });
+      }),
+    );
+    // Whatever was written is in the kernel already: the peer still reads it after this.
+    for (const connection of this.#connections) connection.socket.destroy();
+    await closed;
+  }
+}

@@ -1,0 +1,309 @@
+/**
+ * The holder's turn in group commit: while it holds the publication gate, rounds of
+ * publication, each merging the holder's own change (first round only) and the members
+ * queued at the round's start onto R in arrival order, one commit per member chained in that
+ * order, published as one increment with one CAS. Every taken member is answered exactly once,
+ * and only as SPEC §9 allows: `accepted` once the CAS is proven accepted, `unproven` when the
+ * group's resolution is, `excluded` only when no CAS that carries its change can land.
+ */
+import type { FileStat } from '@slivingdoc/envelope';
+import { diffstat, sameEntries, type TreeEntries } from '@slivingdoc/merge';
+import {
+  backoffPrefetching,
+  markerIssues,
+  mergeOwn,
+  type OwnChange,
+  recordOwnInput,
+  type Settled,
+} from '../attempt';
+import { type CallState, type DirContext, NO_FILES, newCall } from '../context';
+import { publishHead } from '../publish';
+import { type Current, loadRemote, type RemoteView } from '../remote';
+import { threeWayMerge } from '../three-way';
+import { remoteBusy } from '../verdicts';
+import type { ExclusionReason, MemberChange } from './messages';
+import { GroupServer, type TakenMember } from './server';
+
+/** Members per round, the holder included (bounds the merge work and the pack). */
+export const MAX_GROUP_MEMBERS = 128;
+/** Message and blob bytes per round (the first member is taken whatever its size). */
+export const GROUP_BYTE_BUDGET = 32 * 1024 * 1024;
+/** Rounds per turn: the holder's own round, then members queued meanwhile (its latency). */
+export const MAX_ROUNDS = 4;
+
+/** A member ready to merge: its change, its baseline's files and its L's files. */
+interface Ready {
+  taken: TakenMember;
+  change: MemberChange;
+  baseEntries: TreeEntries;
+  local: TreeEntries;
+}
+
+/** A commit placed in the group's chain. */
+interface Placed {
+  commit: string;
+  tree: string;
+  parentEntries: TreeEntries;
+  entries: TreeEntries;
+}
+
+/** The group's chain of commits on top of R, one per merged change. */
+class Chain {
+  entries: TreeEntries;
+  tree: string;
+  head: string | undefined;
+  last: Placed | undefined;
+  readonly #time = Math.floor(Date.now() / 1000);
+
+  constructor(
+    private readonly ctx: DirContext,
+    remote: RemoteView,
+  ) {
+    this.entries = remote.entries;
+    this.tree = remote.baseline.tree;
+    this.head = remote.current?.manifest.head;
+  }
+
+  async add(result: TreeEntries, message: Uint8Array, author: string | undefined) {
+    const { db } = this.ctx;
+    const tree = await db.writeTree(
+      result,
+      { tree: this.tree, entries: this.entries },
+      { staged: true },
+    );
+    const commit = await db.writeCommit(
+      {
+        tree,
+        parent: this.head,
+        message,
+        time: this.#time,
+        ...(author === undefined ? {} : { author }),
+      },
+      { staged: true },
+    );
+    const placed: Placed = { commit, tree, parentEntries: this.entries, entries: result };
+    this.entries = result;
+    this.tree = tree;
+    this.head = commit;
+    this.last = placed;
+    return placed;
+  }
+}
+
+/**
+ * A member's blobs written to P (each checked against its claimed id) and its baseline's
+ * files read; `undefined` when the holder cannot merge it (it then attempts alone).
+ */
+async function ready(ctx: DirContext, taken: TakenMember): Promise<Ready | undefined> {
+  const { change } = taken;
+  try {
+    const claimed = [...change.blobs.keys()];
+    const written = await ctx.db.writeBlobs([...change.blobs.values()]);
+    if (written.some((oid, i) => oid !== claimed[i])) return undefined;
+    let baseEntries: TreeEntries = NO_FILES;
+    if (change.base.head !== '') {
+      const { tree } = await ctx.db.readCommit(change.base.head);
+      baseEntries = await ctx.trees.read(ctx.db, tree);
+    } else if (change.base.generation !== 0n) return undefined;
+    const local = new Map(baseEntries);
+    for (const [path, oid] of change.changes) {
+      if (oid === null) local.delete(path);
+      else local.set(path, oid);
+    }
+    return { taken, change, baseEntries, local };
+  } catch {
+    return undefined;
+  }
+}
+
+/** merge(A, L, acc) for a member: the merged tree, or why it is left out. */
+async function mergeMember(
+  ctx: DirContext,
+  member: Ready,
+  remote: RemoteView,
+  acc: TreeEntries,
+): Promise<TreeEntries | ExclusionReason> {
+  const { current } = remote;
+  const { base } = member.change;
+  // No group on the first publication (a checkpoint); a member whose baseline is ahead of R
+  // learns of the rollback on its own attempt.
+  if (current === undefined) return 'solo';
+  const generation = current.manifest.generation;
+  if (base.generation > generation) return 'solo';
+  if (base.generation === generation && base.head !== current.manifest.head) return 'solo';
+  try {
+    const merged = await threeWayMerge(ctx, member.baseEntries, member.local, acc);
+    if (merged.conflicts.length > 0) return 'conflict';
+    const rewritten = member.change.changes
+      .map(([path]) => path)
+      .filter((path) => merged.result.get(path) !== member.local.get(path));
+    if ((await markerIssues(ctx, merged.result, rewritten)).length > 0) return 'solo';
+    if (sameEntries(merged.result, acc)) return 'solo';
+    return merged.result;
+  } catch {
+    return 'solo';
+  }
+}
+
+type Landed = 'no' | 'unknown' | 'yes';
+
+/**
+ * One round: takes the queued members, then attempts up to `attempts` times (a lost race
+ * re-merges everyone still in on the new R). Returns the holder's own step when `own` is given.
+ */
+async function runRound(
+  ctx: DirContext,
+  call: CallState,
+  opts: { own: OwnChange | undefined; server: GroupServer | undefined; attempts: number },
+): Promise<Settled | undefined> {
+  const { own, server, attempts } = opts;
+  const open = new Set<TakenMember>();
+  const answer = async (member: TakenMember, message: Parameters<TakenMember['finish']>[0]) => {
+    open.delete(member);
+    await member.finish(message);
+  };
+  const cas: { landed: Landed } = { landed: 'no' };
+  try {
+    const members: Ready[] = [];
+    let ownStep: Exclude<Settled, { kind: 'accepted' }> | undefined;
+    let ownError: unknown;
+    let observed: Current | undefined;
+    for (let attempt = 0; attempt < attempts; attempt += 1) {
+      if (attempt > 0) await backoffPrefetching(ctx, call, attempt - 1, observed);
+      const remote = await loadRemote(ctx, call, own?.entry.base);
+      call.stage = 'merge';
+      // Taken once R is read: whoever queued meanwhile joins too, and nobody waits for it.
+      if (attempt === 0) {
+        const room = own ? MAX_GROUP_MEMBERS - 1 : MAX_GROUP_MEMBERS;
+        for (const member of server?.take(room, GROUP_BYTE_BUDGET) ?? []) {
+          open.add(member);
+          const prepared = await ready(ctx, member);
+          if (prepared === undefined) await answer(member, { t: 'excluded', reason: 'solo' });
+          else members.push(prepared);
+        }
+      }
+      const chain = new Chain(ctx, remote);
+      let ownPlaced: Placed | undefined;
+      if (own !== undefined && ownStep === undefined && ownError === undefined) {
+        try {
+          const merged = await mergeOwn(ctx, own, remote);
+          if (merged.kind === 'merged')
+            ownPlaced = await chain.add(merged.result, own.message, own.author);
+          else ownStep = merged;
+        } catch (err) {
+          // The holder's own refusal (markers) ends only its own call, after the round.
+          ownError = err;
+        }
+      }
+      const placed: { member: Ready; placed: Placed }[] = [];
+      for (const member of members) {
+        if (!open.has(member.taken)) continue;
+        const merged = await mergeMember(ctx, member, remote, chain.entries);
+        if (typeof merged === 'string') {
+          await answer(member.taken, { t: 'excluded', reason: merged });
+          continue;
+        }
+        placed.push({
+          member,
+          placed: await chain.add(merged, member.change.message, member.change.author),
+        });
+      }
+      const last = chain.last;
+      if (last === undefined) break;
+      const outcome = await publishHead(
+        ctx,
+        call,
+        remote,
+        { head: last.commit, tree: last.tree },
+        {
+          checkMoved: false,
+          beforeCas: async (target) => {
+            // The holder's own change, as a solo attempt records it (issue 18).
+            if (own !== undefined && ownPlaced !== undefined)
+              await recordOwnInput(ctx, own, target);
+            cas.landed = 'unknown';
+            // Flushed to the kernel before the CAS: a member still reads it if we die now.
+            await Promise.all(
+              placed.map(({ member, placed: mine }) =>
+                member.taken.send({
+                  t: 'prepared',
+                  publication: target.publication,
+                  position: String(target.position),
+                  conditionedOn: target.conditionedOn ?? null,
+                  generation: String(target.generation),
+                  head: last.commit,
+                  commit: mine.commit,
+                }),
+              ),
+            );
+          },
+        },
+      );
+      if (!outcome.accepted) {
+        cas.landed = 'no';
+        observed = outcome.observed;
+        continue;
+      }
+      cas.landed = 'yes';
+      ctx.onPublished(outcome.activeIncrements);
+      const generation = String(outcome.baseline.generation);
+      for (const { member, placed: mine } of placed) {
+        const files: FileStat[] = await diffstat(mine.parentEntries, mine.entries, ctx.db);
+        await answer(member.taken, { t: 'accepted', generation, head: last.commit, files });
+      }
+      if (ownError !== undefined) throw ownError;
+      if (ownPlaced === undefined) return ownStep;
+      return {
+        kind: 'accepted',
+        remote,
+        merged: chain.entries,
+        own: ownPlaced.entries,
+        baseline: outcome.baseline,
+        activeIncrements: outcome.activeIncrements,
+      };
+    }
+    if (ownError !== undefined) throw ownError;
+    if (own !== undefined && ownStep === undefined) throw remoteBusy(attempts);
+    return ownStep;
+  } catch (err) {
+    // A CAS refused before it was sent (unreachable, denied) landed nothing.
+    if (cas.landed === 'unknown' && call.remoteAccepted === 'no') cas.landed = 'no';
+    throw err;
+  } finally {
+    for (const member of open) {
+      if (cas.landed === 'no') await answer(member, { t: 'excluded', reason: 'solo' });
+      else if (cas.landed === 'unknown') await answer(member, { t: 'unproven' });
+      // Landed, but its answer could not be built: it finds its publication in the store.
+      else member.abandon();
+    }
+  }
+}
+
+/**
+ * The holder's turn: its own round, then up to {@link MAX_ROUNDS} − 1 rounds for members who
+ * queued meanwhile. Returns the holder's own step; the endpoint is closed (members still queued
+ * are told `later`) before the gate is released.
+ */
+export async function holdTurn(
+  ctx: DirContext,
+  call: CallState,
+  own: OwnChange,
+  opts: { address: string; attempts: number },
+): Promise<Settled> {
+  const server = await GroupServer.open(opts.address, ctx.cfg.logger);
+  try {
+    const step = await runRound(ctx, call, { own, server, attempts: opts.attempts });
+    // With `own`, a round returns the holder's step or throws.
+    if (step === undefined) throw new Error('group round returned no step for its holder');
+    for (let round = 1; round < MAX_ROUNDS && (server?.queued ?? 0) > 0; round += 1) {
+      await runRound(ctx, newCall(undefined), {
+        own: undefined,
+        server,
+        attempts: opts.attempts,
+      }).catch((err: unknown) => ctx.cfg.logger.warn({ err }, 'group commit round failed'));
+    }
+    return step;
+  } finally {
+    await server?.close();
+  }
+}

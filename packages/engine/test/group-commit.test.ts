@@ -1,0 +1,390 @@
+/**
+ * Group commit (docs/engine.md, "Group commit"): while one writer holds the publication gate,
+ * the commits other writers queue on it are published in its turn with one CAS, one commit per
+ * member chained in arrival order. The holder's first CAS is held back with the in-memory
+ * store's fault injection, so the others queue behind it deterministically.
+ */
+import { randomUUID } from 'node:crypto';
+import { connect, type Socket } from 'node:net';
+import { type FileStat, isDomainError, type SuccessResult } from '@slivingdoc/envelope';
+import { blobOid, importPack } from '@slivingdoc/merge';
+import { openMemoryObjectDb } from '@slivingdoc/merge/testing';
+import { createMemoryStore, decodeManifest, type MemoryStore } from '@slivingdoc/store';
+import { describe, expect, it } from 'vitest';
+import { groupEndpoint } from '../src/gate';
+import { encodeFrame } from '../src/group/frames';
+import { encodeJoin } from '../src/group/messages';
+import { queuedAt } from '../src/group/server';
+import { get, type Participant, participant, put, rejection } from './helpers';
+
+const GROUPED = { publicationGateMs: 30_000, groupCommit: true } as const;
+
+/** A store of its own: the gate's name is machine-wide, and other test files run beside. */
+function privateStore(): MemoryStore {
+  return createMemoryStore({ prefix: `group-${randomUUID()}` });
+}
+
+const casCalls = (store: MemoryStore) =>
+  store.calls.filter((c) => c.op === 'replaceIfMatch' || c.op === 'createIfAbsent').length;
+
+/** Waits (polling) until `condition` holds; fails after 30 s. */
+async function until(condition: () => boolean, what: string): Promise<void> {
+  const give = Date.now() + 30_000;
+  while (!condition()) {
+    if (Date.now() > give) throw new Error(`timed out waiting until ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
+function deferred(): { promise: Promise<void>; resolve: () => void } {
+  let resolve!: () => void;
+  const promise = new Promise<void>((r) => {
+    resolve = r;
+  });
+  return { promise, resolve };
+}
+
+async function manifestOf(store: MemoryStore) {
+  const current = await store.get('current');
+  if (current === undefined) throw new Error('no current');
+  return decodeManifest(current.body);
+}
+
+/** The commits of the last increment, newest first: message text, author, parent. */
+async function lastIncrementCommits(store: MemoryStore) {
+  const manifest = await manifestOf(store);
+  const increment = manifest.increments.at(-1);
+  if (increment === undefined) throw new Error('no increment');
+  const pack = await store.get(increment.key);
+  const db = openMemoryObjectDb();
+  // The pack's objects only: every commit of the chain must be in it.
+  await importPack(db, (pack as { body: Uint8Array }).body);
+  const commits: { message: string; author: string | undefined }[] = [];
+  let oid: string | undefined = increment.head;
+  while (oid !== undefined && oid !== increment.parent) {
+    const commit = await db.readCommit(oid);
+    commits.push({ message: Buffer.from(commit.message).toString('utf8'), author: commit.author });
+    oid = commit.parent;
+  }
+  return { commits, reachedParent: oid === increment.parent };
+}
+
+/**
+ * Writers on one store, all pulled after a seed commit. `start()` makes the first writer
+ * commit with its CAS held back; `release()` lets it go.
+ */
+async function writersOn(store: MemoryStore, count: number) {
+  const writers = await Promise.all(
+    Array.from({ length: count }, () => participant(store, GROUPED)),
+  );
+  const first = writers[0] as Participant;
+  await first.service.pull({});
+  await put(first.dir, 'seed.md', 'seed\n');
+  await first.service.commit({ message: 'seed' });
+  await Promise.all(writers.map((w) => w.service.pull({})));
+  const endpoint = groupEndpoint({ store, gateScope: '' });
+  return { writers, endpoint };
+}
+
+/** The holder commits `holder.md` with its CAS held until the returned `release`. */
+async function holderBlockedInCas(store: MemoryStore, holder: Participant) {
+  const gate = deferred();
+  store.inject({ op: 'replaceIfMatch', action: { type: 'delay', until: gate.promise } });
+  store.clearCalls();
+  await put(holder.dir, 'holder.md', 'holder\n');
+  const result = holder.service.commit({ message: 'holder' });
+  await until(() => store.calls.some((c) => c.op === 'replaceIfMatch'), 'the holder sent its CAS');
+  return { result, release: gate.resolve };
+}
+
+function okFiles(result: SuccessResult): FileStat[] {
+  expect(result.code).toBe('OK');
+  return result.files;
+}
+
+describe('group commit', () => {
+  it('publishes a lone writer with one CAS, as without grouping', async () => {
+    const store = privateStore();
+    const { writers } = await writersOn(store, 1);
+    const alone = writers[0] as Participant;
+    store.clearCalls();
+    await put(alone.dir, 'a.md', 'a\n');
+    const result = await alone.service.commit({ message: 'alone' });
+    expect(okFiles(result)).toEqual([{ path: 'a.md', insertions: 1, deletions: 0 }]);
+    expect(result.generation).toBe(2);
+    expect(casCalls(store)).toBe(1);
+    expect((await lastIncrementCommits(store)).commits).toEqual([
+      { message: 'alone', author: 'slivingdoc' },
+    ]);
+  });
+
+  for (const size of [1, 2, 10, 100]) {
+    it(`publishes a group of ${size} queued writers with one CAS`, async () => {
+      const store = privateStore();
+      const { writers, endpoint } = await writersOn(store, size + 1);
+      const [holder, ...members] = writers as [Participant, ...Participant[]];
+      const { result: holderResult, release } = await holderBlockedInCas(store, holder);
+      const results = members.map(async (m, i) => {
+        await put(m.dir, `notes/m${i}.md`, `member ${i}\nline two\n`);
+        return m.service.commit({ message: `member ${i} ✓` });
+      });
+      await until(() => queuedAt(endpoint) === size, `${size} members queued`);
+      release();
+
+      expect((await holderResult).code).toBe('OK');
+      const settled = await Promise.all(results);
+      // One CAS for the holder's own round, one for the whole group.
+      expect(casCalls(store)).toBe(2);
+      // Seed (1), the holder's round (2), the group (3).
+      expect((await manifestOf(store)).generation).toBe(3n);
+      settled.forEach((r, i) => {
+        expect(okFiles(r)).toEqual([{ path: `notes/m${i}.md`, insertions: 2, deletions: 0 }]);
+        expect(r.generation).toBe(3);
+      });
+      const history = await lastIncrementCommits(store);
+      expect(history.reachedParent).toBe(true);
+      expect(history.commits).toHaveLength(size);
+      expect(history.commits.map((c) => c.message).sort()).toEqual(
+        members.map((_, i) => `member ${i} ✓`).sort(),
+      );
+      expect(history.commits.every((c) => c.author === 'slivingdoc')).toBe(true);
+      // Every member's L holds the whole group's state.
+      for (const m of members) expect(await get(m.dir, 'notes/m0.md')).toBe('member 0\nline two\n');
+    });
+  }
+
+  it('leaves out a member that conflicts with R; it gets its own CONTENT_CONFLICT', async () => {
+    const store = privateStore();
+    const { writers, endpoint } = await writersOn(store, 3);
+    const [holder, clashing, fine] = writers as [Participant, Participant, Participant];
+    const gate = deferred();
+    store.inject({ op: 'replaceIfMatch', action: { type: 'delay', until: gate.promise } });
+    store.clearCalls();
+    await put(holder.dir, 'seed.md', 'holder\n');
+    const holderResult = holder.service.commit({ message: 'holder' });
+    await until(
+      () => store.calls.some((c) => c.op === 'replaceIfMatch'),
+      'the holder sent its CAS',
+    );
+    await put(clashing.dir, 'seed.md', 'clash\n');
+    await put(fine.dir, 'fine.md', 'fine\n');
+    const clashResult = clashing.service.commit({ message: 'clash' });
+    const fineResult = fine.service.commit({ message: 'fine' });
+    await until(() => queuedAt(endpoint) === 2, 'two members queued');
+    gate.resolve();
+
+    expect((await holderResult).code).toBe('OK');
+    expect(okFiles(await fineResult)).toEqual([{ path: 'fine.md', insertions: 1, deletions: 0 }]);
+    const refused = await rejection(clashResult);
+    expect(refused.code).toBe('CONTENT_CONFLICT');
+    expect(refused.reason).toBe('MERGE_CONFLICT');
+    expect(await get(clashing.dir, 'seed.md')).toContain('<<<<<<<');
+    expect(casCalls(store)).toBe(2);
+  });
+
+  it('leaves out the later of two members that conflict with each other', async () => {
+    const store = privateStore();
+    const { writers, endpoint } = await writersOn(store, 3);
+    const [holder, one, two] = writers as [Participant, Participant, Participant];
+    const { result: holderResult, release } = await holderBlockedInCas(store, holder);
+    await put(one.dir, 'seed.md', 'one\n');
+    await put(two.dir, 'seed.md', 'two\n');
+    const results = [one, two].map((w, i) => w.service.commit({ message: `w${i}` }));
+    await until(() => queuedAt(endpoint) === 2, 'two members queued');
+    release();
+
+    expect((await holderResult).code).toBe('OK');
+    const settled = await Promise.allSettled(results);
+    const ok = settled.filter((s) => s.status === 'fulfilled');
+    const refused = settled.filter((s) => s.status === 'rejected');
+    expect(ok).toHaveLength(1);
+    expect(refused).toHaveLength(1);
+    const reason = (refused[0] as PromiseRejectedResult).reason;
+    expect(isDomainError(reason) && reason.code).toBe('CONTENT_CONFLICT');
+    expect(casCalls(store)).toBe(2);
+  });
+
+  /** Holder blocked in CAS, `count` members queued, the group then blocked at its upload. */
+  async function groupBlockedAtUpload(count: number) {
+    const store = privateStore();
+    const { writers, endpoint } = await writersOn(store, count + 1);
+    const [holder, ...members] = writers as [Participant, ...Participant[]];
+    const { result: holderResult, release } = await holderBlockedInCas(store, holder);
+    const controllers = members.map(() => new AbortController());
+    const results = members.map(async (m, i) => {
+      await put(m.dir, `m${i}.md`, `member ${i}\n`);
+      return m.service.commit({
+        message: `m${i}`,
+        signal: (controllers[i] as AbortController).signal,
+      });
+    });
+    await until(() => queuedAt(endpoint) === count, `${count} members queued`);
+    const upload = deferred();
+    store.inject({ op: 'putImmutable', action: { type: 'delay', until: upload.promise } });
+    const uploadsBefore = store.calls.filter((c) => c.op === 'putImmutable').length;
+    release();
+    await until(
+      () => store.calls.filter((c) => c.op === 'putImmutable').length > uploadsBefore,
+      'the group uploads its pack',
+    );
+    // The holder answers its own call once its turn, the group's round included, is over.
+    const holderDone = holderResult.then((r) => expect(r.code).toBe('OK'));
+    return { store, writers, members, results, controllers, release: upload.resolve, holderDone };
+  }
+
+  it('re-merges the group on the new R after a lost race; a member that now conflicts drops out', async () => {
+    const { store, members, results, release, holderDone } = await groupBlockedAtUpload(3);
+    // Another "host" (a different gate scope) wins meanwhile, touching m2.md.
+    const other = await participant(store, { ...GROUPED, gateScope: 'other-host' });
+    await other.service.pull({});
+    await put(other.dir, 'm2.md', 'other host\n');
+    expect((await other.service.commit({ message: 'other' })).code).toBe('OK');
+    const casBefore = casCalls(store);
+    release();
+
+    const settled = await Promise.allSettled(results);
+    await holderDone;
+    expect(settled.map((s) => s.status)).toEqual(['fulfilled', 'fulfilled', 'rejected']);
+    const reason = (settled[2] as PromiseRejectedResult).reason;
+    expect(isDomainError(reason) && reason.code).toBe('CONTENT_CONFLICT');
+    // The lost CAS, then the re-merged group's (m2's own attempt only writes markers).
+    expect(casCalls(store) - casBefore).toBe(2);
+    const history = await lastIncrementCommits(store);
+    expect(history.commits.map((c) => c.message).sort()).toEqual(['m0', 'm1']);
+    for (const [i, s] of settled.slice(0, 2).entries()) {
+      const r = (s as PromiseFulfilledResult<SuccessResult>).value;
+      expect(r.files).toEqual([{ path: `m${i}.md`, insertions: 1, deletions: 0 }]);
+      expect(r.generation).toBe(Number((await manifestOf(store)).generation));
+    }
+    expect(await get(members[0]!.dir, 'm2.md')).toBe('other host\n');
+  });
+
+  it('resolves an ambiguous CAS answer for the whole group through its publication id', async () => {
+    const { store, results, release, holderDone } = await groupBlockedAtUpload(3);
+    store.inject({ op: 'replaceIfMatch', action: { type: 'lose-response' } });
+    release();
+    const settled = await Promise.all(results);
+    await holderDone;
+    expect(settled.map((r) => r.code)).toEqual(['OK', 'OK', 'OK']);
+    expect(casCalls(store)).toBe(2);
+    const history = await lastIncrementCommits(store);
+    expect(history.commits).toHaveLength(3);
+  });
+
+  it('answers every member PUBLICATION_UNPROVEN when the group outcome cannot be proven', async () => {
+    const { store, results, release, holderDone } = await groupBlockedAtUpload(2);
+    store.inject({ op: 'replaceIfMatch', action: { type: 'fail', kind: 'ambiguous' } });
+    // The resolution's read of current fails too, and then succeeds on retries.
+    store.inject({ op: 'get', key: 'current', action: { type: 'fail', kind: 'unreachable' } });
+    release();
+    const settled = Promise.allSettled(results);
+    await holderDone;
+    for (const r of await settled) {
+      expect(r.status).toBe('rejected');
+      const reason = (r as PromiseRejectedResult).reason;
+      expect(isDomainError(reason) && reason.reason).toBe('PUBLICATION_UNPROVEN');
+    }
+  });
+
+  it('withdraws a member cancelled before the holder took its change', async () => {
+    const store = privateStore();
+    const { writers, endpoint } = await writersOn(store, 3);
+    const [holder, quitter, stayer] = writers as [Participant, Participant, Participant];
+    const { result: holderResult, release } = await holderBlockedInCas(store, holder);
+    const controller = new AbortController();
+    await put(quitter.dir, 'quit.md', 'quit\n');
+    await put(stayer.dir, 'stay.md', 'stay\n');
+    const quit = quitter.service.commit({ message: 'quit', signal: controller.signal });
+    const stay = stayer.service.commit({ message: 'stay' });
+    await until(() => queuedAt(endpoint) === 2, 'two members queued');
+    controller.abort(new Error('cancelled by test'));
+    expect(await rejection(quit)).toBe(controller.signal.reason);
+    await until(() => queuedAt(endpoint) === 1, 'the cancelled member withdrew');
+    release();
+    expect((await holderResult).code).toBe('OK');
+    expect((await stay).code).toBe('OK');
+    const history = await lastIncrementCommits(store);
+    expect(history.commits.map((c) => c.message)).toEqual(['stay']);
+    // Nothing of the withdrawn commit was published; its L still holds the edit.
+    expect(await get(quitter.dir, 'quit.md')).toBe('quit\n');
+    expect((await quitter.service.commit({ message: 'quit again' })).code).toBe('OK');
+  });
+
+  it('publishes a member cancelled after the holder took its change; only its result is discarded', async () => {
+    const { store, members, results, controllers, release, holderDone } =
+      await groupBlockedAtUpload(2);
+    (controllers[0] as AbortController).abort(new Error('cancelled by test'));
+    release();
+    const [cancelled, kept] = await Promise.allSettled(results);
+    await holderDone;
+    expect(cancelled?.status).toBe('rejected');
+    expect((cancelled as PromiseRejectedResult).reason).toBe(controllers[0]?.signal.reason);
+    expect(kept?.status).toBe('fulfilled');
+    const history = await lastIncrementCommits(store);
+    expect(history.commits.map((c) => c.message).sort()).toEqual(['m0', 'm1']);
+    // L and P agree: the next commit has nothing to publish and reports the same generation.
+    const again = await members[0]!.service.commit({ message: 'nothing new' });
+    expect(again.files).toEqual([]);
+    expect(again.generation).toBe(Number((await manifestOf(store)).generation));
+  });
+
+  /** A raw connection to the group endpoint, standing in for a member process. */
+  function rawMember(endpoint: string): Promise<Socket> {
+    return new Promise((resolve, reject) => {
+      const socket = connect(endpoint);
+      socket.once('connect', () => resolve(socket));
+      socket.once('error', reject);
+    });
+  }
+
+  it('survives malformed, oversized and vanishing members; a taken member that vanished still lands', async () => {
+    const store = privateStore();
+    const { writers, endpoint } = await writersOn(store, 2);
+    const [holder, member] = writers as [Participant, Participant];
+    const { result: holderResult, release } = await holderBlockedInCas(store, holder);
+    const manifest = await manifestOf(store);
+    const joinOf = (path: string, text: string) => {
+      const content = Buffer.from(text);
+      const oid = blobOid(content);
+      return encodeFrame(
+        encodeJoin({
+          base: { generation: manifest.generation, head: manifest.head },
+          changes: [[path, oid]],
+          blobs: new Map([[oid, content]]),
+          message: Buffer.from(`raw ${path}`),
+          author: undefined,
+        }),
+      );
+    };
+    const oversized = await rawMember(endpoint);
+    const header = Buffer.alloc(4);
+    header.writeUInt32BE(0xffffffff, 0);
+    oversized.write(header);
+    const garbage = await rawMember(endpoint);
+    const body = Buffer.from('{not json');
+    const length = Buffer.alloc(4);
+    length.writeUInt32BE(body.byteLength, 0);
+    garbage.write(Buffer.concat([length, body]));
+    const badJoin = await rawMember(endpoint);
+    badJoin.write(encodeFrame({ t: 'join', base: { generation: '1', head: 'nope' } }));
+    const quitter = await rawMember(endpoint);
+    quitter.write(joinOf('quitter.md', 'quitter\n'));
+    const vanishing = await rawMember(endpoint);
+    vanishing.write(joinOf('vanished.md', 'vanished\n'));
+    vanishing.on('data', () => vanishing.destroy());
+    for (const socket of [oversized, garbage, badJoin]) socket.on('error', () => {});
+    await until(() => queuedAt(endpoint) === 2, 'two raw members queued');
+    quitter.destroy();
+    await until(() => queuedAt(endpoint) === 1, 'the quitter dropped');
+    await put(member.dir, 'member.md', 'member\n');
+    const memberResult = member.service.commit({ message: 'member' });
+    await until(() => queuedAt(endpoint) === 2, 'the member queued');
+    release();
+
+    expect((await holderResult).code).toBe('OK');
+    expect((await memberResult).code).toBe('OK');
+    const history = await lastIncrementCommits(store);
+    expect(history.commits.map((c) => c.message).sort()).toEqual(['member', 'raw vanished.md']);
+    expect(await get(member.dir, 'vanished.md')).toBe('vanished\n');
+  });
+});

@@ -1,0 +1,205 @@
+/**
+ * The group-commit column of the crash matrix (docs/engine.md, "Group commit"): a real holder
+ * process is paused right after it read `current` inside its turn, member processes queue on
+ * its group, then the holder resumes and is SIGKILLed at a named failpoint — and, in the
+ * second variant, one member is SIGKILLed while it waits. Fresh processes then repair, and the
+ * invariants of SPEC §10 are checked from outside: every OK is in R, `current` validates,
+ * L equals R after a follow-up commit, and no commit was published twice.
+ */
+import type { ChildProcess } from 'node:child_process';
+import { mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import {
+  FAILPOINT,
+  FAILPOINT_RESUME_SIGNAL,
+  FAILPOINTS_ENV,
+  type FailpointName,
+  groupEndpoint,
+} from '@slivingdoc/engine';
+import { importPack } from '@slivingdoc/merge';
+import { openMemoryObjectDb } from '@slivingdoc/merge/testing';
+import { CURRENT_KEY, createEmbeddedStore, decodeManifest } from '@slivingdoc/store';
+import { type CliRun, runCli } from '../cli';
+import { withService } from '../store-spec';
+
+/** Failpoints a holder passes in its turn or after it (the pause precedes them). */
+export const GROUP_FAILPOINTS: FailpointName[] = [
+  FAILPOINT.afterFetch,
+  FAILPOINT.afterPackUpload,
+  FAILPOINT.afterCasSent,
+  FAILPOINT.afterCasAnswered,
+  FAILPOINT.midMaterialize,
+];
+
+/** The outcome of one group case. */
+export interface GroupCrashReport {
+  failpoint: FailpointName;
+  /** True when the holder died of SIGKILL. */
+  holderKilled: boolean;
+  /** How many members answered OK. */
+  membersOk: number;
+  problems: string[];
+}
+
+/** How long started members are given to queue (the machine may be loaded). */
+const SETTLE_MS = 6_000;
+/** After this long a resumed holder that is still alive is paused again (a second round). */
+const RESUME_AGAIN_MS = 20_000;
+
+/** Whether a process listens on `address`. */
+function listening(address: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(address);
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+const MEMBERS = 3;
+
+const firstLine = (run: CliRun) => (run.stdout.split('\n')[0] ?? '').trim();
+
+/**
+ * Runs one case: holder `h`, members `m0…m2` (with `killMember`, `m0` is SIGKILLed while it
+ * waits), every directory pulled after a base commit, each with one new file to commit.
+ */
+export async function runGroupCrashCase(
+  failpoint: FailpointName,
+  opts: { killMember: boolean },
+): Promise<GroupCrashReport> {
+  const root = await mkdtemp(join(tmpdir(), 'slivingdoc-group-crash-'));
+  const storeDir = join(root, 'store');
+  const env = {
+    HOME: join(root, 'home'),
+    SLIVINGDOC_STORE_DIR: storeDir,
+    SLIVINGDOC_PRIVATE_ROOT: join(root, 'private'),
+    SLIVINGDOC_WORKSPACE_ROOT: join(root, 'ws'),
+    // A scope of its own: cases run side by side on one machine.
+    SLIVINGDOC_TEST_GATE_SCOPE: root,
+    LOG_LEVEL: 'error',
+  };
+  const problems: string[] = [];
+  const dirs = ['h', ...Array.from({ length: MEMBERS }, (_, i) => `m${i}`)];
+  const at = (dir: string) => ({
+    spec: { kind: 'embedded' as const, dir: storeDir, prefix: 'slivingdoc' },
+    privateRoot: env.SLIVINGDOC_PRIVATE_ROOT,
+    workspaceRoot: env.SLIVINGDOC_WORKSPACE_ROOT,
+    notebookDir: join(root, 'ws', dir),
+  });
+  for (const dir of dirs) await mkdir(join(root, 'ws', dir), { recursive: true });
+  await withService(at('h'), {});
+  await writeFile(join(root, 'ws', 'h', 'base.md'), 'base\n');
+  await withService(at('h'), { commit: 'base' });
+  for (const dir of dirs) {
+    await withService(at(dir), {});
+    await writeFile(join(root, 'ws', dir, `${dir}.md`), `edit of ${dir}\n`);
+  }
+
+  let holderChild: ChildProcess | undefined;
+  const holder = runCli(
+    ['commit', join(root, 'ws', 'h'), '-m', 'commit h'],
+    {
+      ...env,
+      [FAILPOINTS_ENV]: `${FAILPOINT.afterReadCurrent}=pause,${failpoint}=kill`,
+    },
+    {
+      onSpawn: (child) => {
+        holderChild = child;
+      },
+    },
+  );
+  // The holder serves its group (and pauses right after, reading `current`).
+  const store = await createEmbeddedStore({ dir: storeDir, prefix: 'slivingdoc' });
+  const endpoint = groupEndpoint({ store, gateScope: root });
+  while (!(await listening(endpoint))) await sleep(100);
+  await sleep(500);
+  const memberChildren: ChildProcess[] = [];
+  const members = dirs.slice(1).map((dir) =>
+    runCli(['commit', join(root, 'ws', dir), '-m', `commit ${dir}`], env, {
+      onSpawn: (child) => memberChildren.push(child),
+    }),
+  );
+  await sleep(SETTLE_MS);
+  if (opts.killMember) memberChildren[0]?.kill('SIGKILL');
+  holderChild?.kill(FAILPOINT_RESUME_SIGNAL);
+  // A member that queued late makes the holder serve a second round, which pauses again.
+  let exited = false;
+  const resumer = (async () => {
+    for (;;) {
+      await sleep(RESUME_AGAIN_MS);
+      if (exited) return;
+      holderChild?.kill(FAILPOINT_RESUME_SIGNAL);
+    }
+  })();
+  const holderRun = await holder;
+  exited = true;
+  void resumer;
+  const memberRuns = await Promise.all(members);
+  const holderKilled = holderRun.signal === 'SIGKILL';
+
+  const acknowledged: string[] = [];
+  if (!holderKilled && firstLine(holderRun).startsWith('OK')) acknowledged.push('h');
+  memberRuns.forEach((run, i) => {
+    const dir = dirs[i + 1] as string;
+    if (firstLine(run).startsWith('OK')) acknowledged.push(dir);
+    else if (!(opts.killMember && i === 0))
+      problems.push(`member ${dir} answered ${firstLine(run) || run.stderr.slice(-300)}`);
+  });
+
+  // Later calls (through the library: only the calls under test are processes) repair every
+  // directory and publish what is left.
+  for (const dir of dirs) {
+    await withService(at(dir), {}).catch((err: Error) =>
+      problems.push(`repairing pull of ${dir} failed: ${err.message}`),
+    );
+    await withService(at(dir), { commit: `after ${dir}` }).catch((err: Error) =>
+      problems.push(`follow-up commit of ${dir} failed: ${err.message}`),
+    );
+  }
+
+  // Every directory once more, now that every follow-up published: L must then equal R.
+  for (const dir of dirs) await withService(at(dir), {});
+  const current = await store.get(CURRENT_KEY);
+  if (current === undefined) {
+    problems.push('current is absent');
+    return { failpoint, holderKilled, membersOk: acknowledged.length, problems };
+  }
+  const manifest = decodeManifest(current.body);
+  // History from the head back to the first checkpoint: each commit message at most once.
+  const db = openMemoryObjectDb();
+  for (const descriptor of [manifest.checkpoint, ...manifest.increments]) {
+    const pack = await store.get(descriptor.key);
+    if (pack === undefined) problems.push(`pack ${descriptor.key} is missing`);
+    else await importPack(db, pack.body);
+  }
+  const messages = new Map<string, number>();
+  for (let oid: string | undefined = manifest.head; oid !== undefined; ) {
+    const commit = await db.readCommit(oid);
+    const message = Buffer.from(commit.message).toString('utf8');
+    messages.set(message, (messages.get(message) ?? 0) + 1);
+    oid = oid === manifest.checkpoint.head ? undefined : commit.parent;
+  }
+  for (const [message, count] of messages)
+    if (count > 1) problems.push(`${JSON.stringify(message)} was published ${count} times`);
+  for (const dir of acknowledged)
+    if (messages.get(`commit ${dir}`) !== 1) problems.push(`the OK commit of ${dir} is not in R`);
+
+  // Every edit is in R, and every L equals R.
+  const witness = join(root, 'ws', 'witness');
+  await mkdir(witness);
+  await withService(at('witness'), {});
+  for (const dir of dirs) {
+    const text = await readFile(join(witness, `${dir}.md`), 'utf8').catch(() => '');
+    if (text !== `edit of ${dir}\n`) problems.push(`the edit of ${dir} is not in R`);
+    for (const other of dirs) {
+      const mine = await readFile(join(root, 'ws', dir, `${other}.md`), 'utf8').catch(() => '');
+      if (mine !== `edit of ${other}\n`) problems.push(`L of ${dir} differs from R at ${other}.md`);
+    }
+  }
+  return { failpoint, holderKilled, membersOk: acknowledged.length, problems };
+}
