@@ -11,6 +11,8 @@ const ALLOWED: Record<string, string[]> = {
   storage: ['errors', 'model', 'storage'],
   operations: ['errors', 'model', 'storage', 'operations'],
   index: ['errors', 'model', 'storage', 'operations'],
+  // The `./testing` entry point (memfs-backed object db, pack codec for tests above).
+  testing: ['errors', 'model', 'storage', 'operations'],
 };
 
 /** The layer of a file below `src/`: its folder, or its name for a top-level file. */

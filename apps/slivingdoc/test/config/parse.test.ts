@@ -453,16 +453,16 @@ describe('path sets', () => {
 
 describe('overlapping directories', () => {
   it.each([
-    [['pull', '/w', '--private-root', '/w/p'], /private root and the workspace root overlap/],
-    [['pull', '/w/nb', '--private-root', '/w'], /private root and the workspace root overlap/],
-    [['pull', '/w', '--private-root', '/w'], /private root and the workspace root overlap/],
-    [['serve', '--workspace-root=/w', '--private-root=/w/.p'], /private root and the workspace/],
-    [['pull', '/home/u'], /private root and the workspace root overlap/],
+    [['pull', '/w', '--private-root', '/w/p'], /private root \/\S* and the workspace root \/\S* overlap/],
+    [['pull', '/w/nb', '--private-root', '/w'], /private root \/\S* and the workspace root \/\S* overlap/],
+    [['pull', '/w', '--private-root', '/w'], /private root \/\S* and the workspace root \/\S* overlap/],
+    [['serve', '--workspace-root=/w', '--private-root=/w/.p'], /private root \/\S* and the workspace/],
+    [['pull', '/home/u'], /private root \/\S* and the workspace root \/\S* overlap/],
     [
       ['pull', '/w', '--store-dir', '/w/s', '--private-root=/p'],
-      /store directory and the workspace/,
+      /store directory \/\S* and the workspace/,
     ],
-    [['pull', '/home/u/.local', '--private-root=/p'], /store directory and the workspace root/],
+    [['pull', '/home/u/.local', '--private-root=/p'], /store directory \/\S* and the workspace root/],
   ])('%j is refused', async (argv, reason) => {
     expect(await refusal(argv)).toMatchObject({
       what: 'configuration',
