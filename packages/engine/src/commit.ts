@@ -75,7 +75,7 @@ export async function commitLocked(
   const markers = await markerIssues(ctx, local.entries, changed);
   if (markers.length > 0) throw unresolvedMarkers(markers);
   await refuseReadOnlyChanges(ctx, call, entry, local, changed);
-  const own: OwnChange = { entry, local, changed, message, author };
+  const own: OwnChange = { entry, local, changed, message, author: author ?? call.actor };
   /** Rewrites L to the accepted `target`, records `baseline` and answers OK with `files`. */
   const accept = async (target: TreeEntries, baseline: Baseline, files: FileStat[]) => {
     ctx.trees.remember(baseline.tree, target);

@@ -73,9 +73,13 @@ async function lastIncrementCommits(store: MemoryStore) {
  * Writers on one store, all pulled after a seed commit. `start()` makes the first writer
  * commit with its CAS held back; `release()` lets it go.
  */
-async function writersOn(store: MemoryStore, count: number) {
+async function writersOn(
+  store: MemoryStore,
+  count: number,
+  options: Parameters<typeof participant>[1] = GROUPED,
+) {
   const writers = await Promise.all(
-    Array.from({ length: count }, () => participant(store, GROUPED)),
+    Array.from({ length: count }, () => participant(store, options)),
   );
   const first = writers[0] as Participant;
   await first.service.pull({});
@@ -205,9 +209,12 @@ describe('group commit', () => {
   });
 
   /** Holder blocked in CAS, `count` members queued, the group then blocked at its upload. */
-  async function groupBlockedAtUpload(count: number) {
+  async function groupBlockedAtUpload(
+    count: number,
+    options: Parameters<typeof participant>[1] = GROUPED,
+  ) {
     const store = privateStore();
-    const { writers, endpoint } = await writersOn(store, count + 1);
+    const { writers, endpoint } = await writersOn(store, count + 1, options);
     const [holder, ...members] = writers as [Participant, ...Participant[]];
     const { result: holderResult, release } = await holderBlockedInCas(store, holder);
     const controllers = members.map(() => new AbortController());
@@ -233,9 +240,11 @@ describe('group commit', () => {
   }
 
   it('re-merges the group on the new R after a lost race; a member that now conflicts drops out', async () => {
-    const { store, members, results, release, holderDone } = await groupBlockedAtUpload(3);
-    // Another "host" (a different gate scope) wins meanwhile, touching m2.md.
-    const other = await participant(store, { ...GROUPED, gateScope: 'other-host' });
+    // git's rule for add/add (under `keep` two new m2.md files would merge, R's first).
+    const options = { ...GROUPED, mergeAdditions: 'conflict' } as const;
+    const { store, members, results, release, holderDone } = await groupBlockedAtUpload(3, options);
+    // Another "host" (a different gate scope) wins meanwhile, adding its own m2.md.
+    const other = await participant(store, { ...options, gateScope: 'other-host' });
     await other.service.pull({});
     await put(other.dir, 'm2.md', 'other host\n');
     expect((await other.service.commit({ message: 'other' })).code).toBe('OK');
