@@ -240,7 +240,9 @@ describe('stale socket files', () => {
 
     await staleSocketAt(path);
     const again = (await lstat(path, { bigint: true })).ino;
-    // A live taker (this very process) holds the mutex: nobody else removes the file.
+    // A live taker (this very process) holds the mutex: nobody else removes the file. The new
+    // stale socket may reuse the first one's inode, whose dead mutex may still be there.
+    await rm(`${path}.take-${again}.1`, { force: true });
     await symlink(OWNER, `${path}.take-${again}.1`);
     await expect(acquireLock(key, { timeoutMs: 300 })).rejects.toBeInstanceOf(LockTimeoutError);
     await unlink(`${path}.take-${again}.1`);
