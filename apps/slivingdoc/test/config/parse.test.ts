@@ -453,16 +453,31 @@ describe('path sets', () => {
 
 describe('overlapping directories', () => {
   it.each([
-    [['pull', '/w', '--private-root', '/w/p'], /private root \/\S* and the workspace root \/\S* overlap/],
-    [['pull', '/w/nb', '--private-root', '/w'], /private root \/\S* and the workspace root \/\S* overlap/],
-    [['pull', '/w', '--private-root', '/w'], /private root \/\S* and the workspace root \/\S* overlap/],
-    [['serve', '--workspace-root=/w', '--private-root=/w/.p'], /private root \/\S* and the workspace/],
+    [
+      ['pull', '/w', '--private-root', '/w/p'],
+      /private root \/\S* and the workspace root \/\S* overlap/,
+    ],
+    [
+      ['pull', '/w/nb', '--private-root', '/w'],
+      /private root \/\S* and the workspace root \/\S* overlap/,
+    ],
+    [
+      ['pull', '/w', '--private-root', '/w'],
+      /private root \/\S* and the workspace root \/\S* overlap/,
+    ],
+    [
+      ['serve', '--workspace-root=/w', '--private-root=/w/.p'],
+      /private root \/\S* and the workspace/,
+    ],
     [['pull', '/home/u'], /private root \/\S* and the workspace root \/\S* overlap/],
     [
       ['pull', '/w', '--store-dir', '/w/s', '--private-root=/p'],
       /store directory \/\S* and the workspace/,
     ],
-    [['pull', '/home/u/.local', '--private-root=/p'], /store directory \/\S* and the workspace root/],
+    [
+      ['pull', '/home/u/.local', '--private-root=/p'],
+      /store directory \/\S* and the workspace root/,
+    ],
   ])('%j is refused', async (argv, reason) => {
     expect(await refusal(argv)).toMatchObject({
       what: 'configuration',
