@@ -138,7 +138,13 @@ describe('the README example, from the tarballs, outside the monorepo', () => {
     const declarations = readFileSync(join(repo, 'packages/engine/dist/index.d.ts'), 'utf8');
     const exported = new Set(
       [...declarations.matchAll(/^export \{([^}]*)\}/gm)].flatMap((match) =>
-        (match[1] ?? '').split(',').map((name) => name.trim().replace(/^type /, '')),
+        // `x as y` exports `y`.
+        (match[1] ?? '').split(',').map((name) =>
+          name
+            .trim()
+            .replace(/^type /, '')
+            .replace(/^.* as /, ''),
+        ),
       ),
     );
     expect(exported).toContain('createNotebookService');
