@@ -2,7 +2,6 @@
  * One publication attempt (SPEC §7, §9): commit object, pack, upload, compare-and-swap of
  * `current`, and the resolution of a lost or ambiguous answer through publication ids.
  */
-import { createHash } from 'node:crypto';
 import { createCheckpointPack, createIncrementPack, type TreeEntries } from '@slivingdoc/merge';
 import {
   appendIncrement,
@@ -21,6 +20,7 @@ import type { CallState, DirContext } from './context';
 import { publicationUnproven, storageFailure, storeDiskDetail } from './errors';
 import { FAILPOINT, failpoint } from './failpoints';
 import { type Current, type RemoteView, readCurrent, rememberVerified } from './remote';
+import { sha256Hex } from './sha256';
 
 /** The outcome of one attempt: accepted (with the new baseline) or provably lost. */
 export type Attempt =
@@ -82,10 +82,6 @@ async function propose(ctx: DirContext, remote: RemoteView, head: string): Promi
     kind: 'increment',
     conditionedOn: observed.etag,
   };
-}
-
-function sha256Hex(bytes: Uint8Array): string {
-  return createHash('sha256').update(bytes).digest('hex');
 }
 
 function sendCas(ctx: DirContext, proposal: Proposal): Promise<unknown> {
