@@ -19,13 +19,18 @@ function uid(): number {
 }
 
 /**
- * The lock directory: `$XDG_RUNTIME_DIR/slivingdoc` when that variable names an absolute
- * path (a per-user 0700 tmpfs on systemd systems), else `<os.tmpdir()>/slivingdoc-<uid>`.
+ * The lock directory: `$SLIVINGDOC_LOCK_DIR` when that variable names an absolute path, else
+ * `/tmp/slivingdoc-<uid>` (`<os.tmpdir()>` on Windows). Deliberately not `TMPDIR` or
+ * `XDG_RUNTIME_DIR`: two processes exclude each other only when they resolve the same
+ * directory, and an MCP host, a terminal, a cron job and a test harness each hand their
+ * children a different environment. Only the uid decides, so every process of one user meets
+ * in one place whatever it inherited.
  */
 export function lockDirectory(env: NodeJS.ProcessEnv = process.env): string {
-  const runtime = env.XDG_RUNTIME_DIR;
-  if (runtime && isAbsolute(runtime)) return join(runtime, 'slivingdoc');
-  return join(tmpdir(), `slivingdoc-${uid()}`);
+  const chosen = env.SLIVINGDOC_LOCK_DIR;
+  if (chosen && isAbsolute(chosen)) return chosen;
+  const base = process.platform === 'win32' ? tmpdir() : '/tmp';
+  return join(base, `slivingdoc-${uid()}`);
 }
 
 /**

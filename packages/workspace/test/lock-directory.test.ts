@@ -20,6 +20,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { acquireLock, LockTimeoutError } from '../src/index';
 import { lockAddress, lockDirectory } from '../src/lock';
 import { OWNER, takeOver } from '../src/lock-takeover';
+import { openPrivateState } from '../src/private-state';
 
 // Lock and gate sockets live in a per-user 0700 directory (issue 18 point 6): no other local
 // user can squat or reach them, a stale socket file left by SIGKILL is taken over, and two
@@ -29,20 +30,21 @@ const fixtures = fileURLToPath(new URL('./fixtures/', import.meta.url));
 const packageDir = fileURLToPath(new URL('..', import.meta.url));
 const NOBODY = 65534;
 let runtime: string;
-const savedRuntime = process.env.XDG_RUNTIME_DIR;
+const savedLockDir = process.env.SLIVINGDOC_LOCK_DIR;
+const savedTmpdir = process.env.TMPDIR;
 const children: ChildProcess[] = [];
 
 beforeEach(async () => {
-  // A runtime directory of its own per test, traversable by others (0755), so the lock
-  // directory's own 0700 is the only thing that keeps another user out.
+  // A lock directory of its own per test, inside a parent traversable by others (0755), so
+  // the lock directory's own 0700 is the only thing that keeps another user out.
   runtime = await mkdtemp(join(tmpdir(), 'ws-lockdir-'));
   await chmod(runtime, 0o755);
-  process.env.XDG_RUNTIME_DIR = runtime;
+  process.env.SLIVINGDOC_LOCK_DIR = join(runtime, 'slivingdoc');
 });
 afterEach(async () => {
   for (const child of children.splice(0)) if (child.exitCode === null) child.kill('SIGKILL');
-  if (savedRuntime === undefined) delete process.env.XDG_RUNTIME_DIR;
-  else process.env.XDG_RUNTIME_DIR = savedRuntime;
+  if (savedLockDir === undefined) delete process.env.SLIVINGDOC_LOCK_DIR;
+  else process.env.SLIVINGDOC_LOCK_DIR = savedLockDir;
   await rm(runtime, { recursive: true, force: true });
 });
 
@@ -101,12 +103,58 @@ describe('the per-user lock directory', () => {
     await expect(lstat(address)).rejects.toMatchObject({ code: 'ENOENT' });
   });
 
-  it('falls back to <tmpdir>/slivingdoc-<uid> without XDG_RUNTIME_DIR', () => {
-    expect(lockDirectory({})).toBe(join(tmpdir(), `slivingdoc-${process.getuid?.()}`));
-    expect(lockDirectory({ XDG_RUNTIME_DIR: 'relative/dir' })).toBe(
-      join(tmpdir(), `slivingdoc-${process.getuid?.()}`),
-    );
+  it('is /tmp/slivingdoc-<uid> whatever TMPDIR and XDG_RUNTIME_DIR say', () => {
+    const fixed = `/tmp/slivingdoc-${process.getuid?.()}`;
+    expect(lockDirectory({})).toBe(fixed);
+    expect(lockDirectory({ TMPDIR: '/var/other', XDG_RUNTIME_DIR: '/run/user/7' })).toBe(fixed);
+    // Only an absolute SLIVINGDOC_LOCK_DIR moves it.
+    expect(lockDirectory({ SLIVINGDOC_LOCK_DIR: 'relative/dir' })).toBe(fixed);
+    expect(lockDirectory({ SLIVINGDOC_LOCK_DIR: '/srv/locks' })).toBe('/srv/locks');
   });
+
+  it('processes given different TMPDIR and XDG_RUNTIME_DIR exclude each other', async () => {
+    // An MCP host, a terminal and a cron job hand their children different environments; the
+    // lock of one P must still be one lock. Both children use the default directory.
+    const base = await mkdtemp(join(tmpdir(), 'ws-lockenv-'));
+    const [privateRoot, notebook] = [join(base, 'private'), join(base, 'notebook')];
+    await mkdir(notebook);
+    const { SLIVINGDOC_LOCK_DIR: _, ...inherited } = process.env;
+    const holder = spawn(
+      process.execPath,
+      [
+        '--conditions=@slivingdoc/source',
+        '--import',
+        'tsx',
+        join(fixtures, 'hold-lock.ts'),
+        privateRoot,
+        notebook,
+      ],
+      {
+        cwd: packageDir,
+        stdio: ['ignore', 'pipe', 'inherit'],
+        env: { ...inherited, TMPDIR: base, XDG_RUNTIME_DIR: join(base, 'run') },
+      },
+    );
+    children.push(holder);
+    try {
+      await once(holder.stdout!, 'data');
+      delete process.env.SLIVINGDOC_LOCK_DIR;
+      process.env.TMPDIR = join(base, 'other');
+      const state = await openPrivateState({
+        privateRoot,
+        notebookDir: notebook,
+        storageIdentity: 'test-store',
+      });
+      await expect(state.lock({ timeoutMs: 300 })).rejects.toBeInstanceOf(LockTimeoutError);
+      holder.kill('SIGKILL');
+      await once(holder, 'exit');
+      await (await state.lock({ timeoutMs: 5_000 }))();
+    } finally {
+      process.env.TMPDIR = savedTmpdir;
+      if (savedTmpdir === undefined) delete process.env.TMPDIR;
+      await rm(base, { recursive: true, force: true });
+    }
+  }, 60_000);
 
   it('refuses a lock directory owned by another user or replaced by a symlink', async () => {
     requireRoot();
@@ -117,8 +165,8 @@ describe('the per-user lock directory', () => {
       message: 'the lock directory belongs to another user',
     });
 
-    process.env.XDG_RUNTIME_DIR = join(runtime, 'second');
-    await mkdir(process.env.XDG_RUNTIME_DIR);
+    await mkdir(join(runtime, 'second'));
+    process.env.SLIVINGDOC_LOCK_DIR = join(runtime, 'second', 'slivingdoc');
     const target = join(runtime, 'elsewhere');
     await mkdir(target, { mode: 0o700 });
     await symlink(target, lockDirectory());

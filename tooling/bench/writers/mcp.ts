@@ -114,7 +114,6 @@ async function startWriter(opts: McpPoolOptions, index: number): Promise<McpWrit
     env: {
       PATH: process.env.PATH ?? '',
       HOME: home,
-      TMPDIR: home,
       ...opts.target.env,
       SLIVINGDOC_BENCH_CAS_FILE: join(opts.root, 'cas', `w${index}`),
       ...(opts.hosts === undefined
