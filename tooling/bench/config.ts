@@ -10,6 +10,10 @@ export interface BenchConfig {
   rawCas: { writers: number[]; durationMs: number };
   /** Issue 16: writers per append burst (real server processes, one file). */
   appendBurst: { writers: number[] };
+  /** Issue 17: simulated hosts (one gate scope each) saturating one S3 bucket together. */
+  hosts: { hosts: number; writersPerHost: number; durationMs: number };
+  /** Issue 17: commits of one writer alone, with group commit and without, alternated. */
+  lone: { commits: number };
 }
 
 export const FULL: BenchConfig = {
@@ -22,6 +26,8 @@ export const FULL: BenchConfig = {
   notebook: { sizes: [100, 1000, 10000], scaleReps: 5, coldReps: 2, warmReps: 5 },
   rawCas: { writers: [1, 16], durationMs: 3000 },
   appendBurst: { writers: [8, 32, 100] },
+  hosts: { hosts: 4, writersPerHost: 16, durationMs: 5000 },
+  lone: { commits: 60 },
 };
 
 export const QUICK: BenchConfig = {
@@ -33,6 +39,8 @@ export const QUICK: BenchConfig = {
   notebook: { sizes: [10, 40], scaleReps: 2, coldReps: 1, warmReps: 2 },
   rawCas: { writers: [1, 2], durationMs: 300 },
   appendBurst: { writers: [2, 4] },
+  hosts: { hosts: 2, writersPerHost: 2, durationMs: 600 },
+  lone: { commits: 4 },
 };
 
 /** Quick mode when `BENCH_QUICK` is set (non-empty, not `0`) or `--quick` is passed. */

@@ -36,6 +36,7 @@ function row(label: string, scenario: string, m: LoadMetrics): string {
   const cas = m.casAttemptsPerCommit === undefined ? '–' : m.casAttemptsPerCommit.toFixed(2);
   const p50 = m.latency ? Math.round(m.latency.p50) : '–';
   const p99 = m.latency ? Math.round(m.latency.p99) : '–';
+  const cpu = m.cpuMsPerCommit === undefined ? '–' : Math.round(m.cpuMsPerCommit);
   return [
     label.padEnd(10),
     scenario.padEnd(14),
@@ -46,6 +47,7 @@ function row(label: string, scenario: string, m: LoadMetrics): string {
     cas.padStart(9),
     String(p50).padStart(8),
     String(p99).padStart(8),
+    String(cpu).padStart(8),
   ].join('  ');
 }
 
@@ -70,7 +72,7 @@ async function main(): Promise<void> {
   const work = await mkdtemp(join(tmpdir(), 'slivingdoc-contention-'));
   const target = chooseTarget(work);
   const lines = [
-    'build       scenario         accepted   busy  failed  commits/s  CAS/commit    p50 ms    p99 ms',
+    'build       scenario         accepted   busy  failed  commits/s  CAS/commit    p50 ms    p99 ms  CPU ms/commit',
   ];
   const say = (line: string) => {
     lines.push(line);

@@ -4,7 +4,8 @@ import type { LatencySummary } from './stats';
 export type System = 'slivingdoc-mcp' | 'slivingdoc-engine' | 'git';
 /** Where the shared state lived. git's bare repository is always on local disk. */
 export type StoreKind = 'embedded' | 's3' | 'local-disk';
-export type LoadScenario = 'distributed' | 'burst' | 'saturation';
+/** `hosts`: saturation by writers in separate gate scopes, as on separate machines (issue 17). */
+export type LoadScenario = 'distributed' | 'burst' | 'saturation' | 'hosts';
 
 /** What one load run (scenarios 1–3 and their git baseline) measured. */
 export interface LoadMetrics {
@@ -20,6 +21,15 @@ export interface LoadMetrics {
   commitsPerSecond: number;
   /** Compare-and-swap attempts (git: push attempts) per accepted commit, when countable. */
   casAttemptsPerCommit?: number;
+  /** CPU (user + system) of all server processes per accepted commit, ms, when measurable. */
+  cpuMsPerCommit?: number;
+  /**
+   * Commits per published increment during the scenario, `size×count` smallest first (group
+   * commit, issue 17); absent for git.
+   */
+  groupSizes?: string;
+  /** Simulated hosts (`hosts` scenario only). */
+  hosts?: number;
   latency?: LatencySummary;
   durationMs: number;
 }
@@ -56,6 +66,18 @@ export interface AppendBurstResult {
   durationMs: number;
   /** Per accepted writer: from the burst's start to its accepted commit. */
   latency?: LatencySummary;
+}
+
+/**
+ * One writer alone (issue 17's "no added latency"): the same commits with group commit on (the
+ * default) and off (the test-only switch), alternated so machine load hits both alike.
+ */
+export interface LoneResult {
+  scenario: 'lone';
+  store: StoreKind;
+  commits: number;
+  grouped: LatencySummary;
+  ungrouped: LatencySummary;
 }
 
 /** Scenario 4: cold pull of a large checkpointed notebook, warm pull of one increment, no-op pull. */
@@ -122,6 +144,8 @@ export interface BenchReport {
   rawCas: RawCasResult[];
   /** Absent in reports written before the append burst existed. */
   appendBurst?: AppendBurstResult[];
+  /** Absent in reports written before group commit. */
+  lone?: LoneResult[];
   targets: TargetCheck[];
   errors: ScenarioError[];
 }

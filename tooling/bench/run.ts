@@ -7,6 +7,7 @@ import { cp, mkdir, mkdtemp, realpath, rm, symlink, writeFile } from 'node:fs/pr
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { ObjectStore } from '@slivingdoc/store';
 import { renderChart } from './chart';
 import {
   type BenchConfig,
@@ -15,10 +16,12 @@ import {
   type ScenarioGroup,
   selectedScenarios,
 } from './config';
+import { describeSizes, groupSizes, lastPosition } from './group-sizes';
 import { measureRawCas } from './raw-cas';
-import type { BenchReport, StoreKind, System } from './report';
+import type { BenchReport, LoadResult, StoreKind, System } from './report';
 import { runAppendBurst } from './scenarios/append';
 import { type LoadRun, runBurst, runDistributed, runSaturation } from './scenarios/load';
+import { runLone } from './scenarios/lone';
 import { type NotebookRun, runPull, runScale, seedNotebook } from './scenarios/notebook';
 import { embeddedTarget, type StoreTarget, s3SettingsFromEnv, s3Target } from './stores';
 import { renderReport } from './table';
@@ -32,7 +35,7 @@ const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 
 type Accumulated = Pick<
   BenchReport,
-  'load' | 'pull' | 'scale' | 'rawCas' | 'appendBurst' | 'errors'
+  'load' | 'pull' | 'scale' | 'rawCas' | 'appendBurst' | 'lone' | 'errors'
 >;
 
 function progress(text: string): void {
@@ -55,6 +58,20 @@ async function attempt(
   }
 }
 
+/**
+ * Runs one load scenario; with the pool's store at hand, records how many commits each
+ * increment it published carried (the group-size distribution of issue 17).
+ */
+async function withGroupSizes(
+  store: ObjectStore | undefined,
+  scenario: () => Promise<LoadResult>,
+): Promise<LoadResult> {
+  const from = store ? await lastPosition(store) : 0n;
+  const result = await scenario();
+  if (store) result.metrics.groupSizes = describeSizes(await groupSizes(store, from));
+  return result;
+}
+
 /** Scenarios 1–3 on one pool; saturation uses the pool's first N writers. */
 async function runLoad(
   acc: Accumulated,
@@ -63,6 +80,7 @@ async function runLoad(
   store: StoreKind,
   makePool: () => Promise<WriterPool>,
   checkpoint: () => Promise<void>,
+  shared?: ObjectStore,
 ): Promise<void> {
   let pool: WriterPool | undefined;
   await attempt(acc, { scenario: 'load (start writers)', system, store }, async () => {
@@ -72,25 +90,105 @@ async function runLoad(
   const run: LoadRun = { system, store, pool, sequence: [] };
   const where = (scenario: string) => ({ scenario, system, store });
   await attempt(acc, where('distributed'), async () => {
-    acc.load.push(await runDistributed(run, config.distributed));
+    acc.load.push(await withGroupSizes(shared, () => runDistributed(run, config.distributed)));
   });
   await checkpoint();
   await attempt(acc, where('burst'), async () => {
-    acc.load.push(await runBurst(run, config.burst));
+    acc.load.push(await withGroupSizes(shared, () => runBurst(run, config.burst)));
   });
   await checkpoint();
   for (const writers of config.saturation.writers) {
     await attempt(acc, where(`saturation ${writers}`), async () => {
       const subset: WriterPool = { ...run.pool, writers: run.pool.writers.slice(0, writers) };
       acc.load.push(
-        await runSaturation(
-          { ...run, pool: subset },
-          { writers, durationMs: config.saturation.durationMs },
+        await withGroupSizes(shared, () =>
+          runSaturation(
+            { ...run, pool: subset },
+            { writers, durationMs: config.saturation.durationMs },
+          ),
         ),
       );
     });
   }
   await pool.close();
+}
+
+/** How a pool of server processes is started (see `createMcpPool`). */
+interface PoolShape {
+  root: string;
+  count: number;
+  pullFirst: boolean;
+  hosts?: number;
+  env?: Record<string, string>;
+}
+
+/**
+ * Issue 17 on one store: a lone writer with and without group commit, and (on S3) simulated
+ * hosts, each a gate scope of its own, saturating one bucket together.
+ */
+async function runGroupScenarios(
+  acc: Accumulated,
+  config: BenchConfig,
+  target: StoreTarget,
+  mcpPool: (name: string, o: PoolShape) => Promise<WriterPool>,
+  prefix: (name: string) => string,
+  root: string,
+  checkpoint: () => Promise<void>,
+): Promise<void> {
+  const store = target.kind;
+  const system: System = 'slivingdoc-mcp';
+  await attempt(acc, { scenario: 'lone writer', system, store }, async () => {
+    const grouped = await mcpPool('lone-grouped', {
+      root: await mkdtemp(join(root, 'lone-g-')),
+      count: 1,
+      pullFirst: true,
+    });
+    const ungrouped = await mcpPool('lone-ungrouped', {
+      root: await mkdtemp(join(root, 'lone-u-')),
+      count: 1,
+      pullFirst: true,
+      env: { SLIVINGDOC_TEST_GROUP_COMMIT: '0' },
+    });
+    try {
+      const result = await runLone({
+        store,
+        grouped: grouped.writers[0] as WriterPool['writers'][number],
+        ungrouped: ungrouped.writers[0] as WriterPool['writers'][number],
+        commits: config.lone.commits,
+      });
+      acc.lone = [...(acc.lone ?? []), result];
+    } finally {
+      await grouped.close();
+      await ungrouped.close();
+    }
+  });
+  await checkpoint();
+  if (store !== 's3') return;
+  const { hosts, writersPerHost, durationMs } = config.hosts;
+  await attempt(
+    acc,
+    { scenario: `${hosts} hosts × ${writersPerHost}`, system, store },
+    async () => {
+      const writers = hosts * writersPerHost;
+      const pool = await mcpPool('hosts', {
+        root: await mkdtemp(join(root, 'hosts-')),
+        count: writers,
+        pullFirst: true,
+        hosts,
+      });
+      const shared = await target.open(prefix('hosts'));
+      try {
+        const result = await withGroupSizes(shared, () =>
+          runSaturation({ system, store, pool, sequence: [] }, { writers, durationMs }),
+        );
+        acc.load.push({ ...result, scenario: 'hosts', metrics: { ...result.metrics, hosts } });
+      } finally {
+        await pool.close();
+        await shared.close?.();
+      }
+    },
+  );
+  await checkpoint();
 }
 
 /**
@@ -153,9 +251,8 @@ async function runStore(
     ? ['--cpu-prof', '--cpu-prof-dir', resolve(process.env.BENCH_CPU_PROF)]
     : [];
   const root = await mkdtemp(join(workRoot, `${store}-`));
-  const mcpFactory =
-    (name: string) => async (o: { root: string; count: number; pullFirst: boolean }) =>
-      createMcpPool({ cli, target, prefix: prefix(name), retries: config.retries, nodeArgs, ...o });
+  const mcpFactory = (name: string) => async (o: PoolShape) =>
+    createMcpPool({ cli, target, prefix: prefix(name), retries: config.retries, nodeArgs, ...o });
   const engineFactory = (name: string) => {
     const opened = target.open(prefix(name));
     return async (o: { root: string; count: number; pullFirst: boolean }) =>
@@ -182,6 +279,7 @@ async function runStore(
 
   const size = poolSize(config);
   if (scenarios.has('load')) {
+    const mcpStore = await target.open(prefix('load-mcp'));
     await runLoad(
       acc,
       config,
@@ -193,6 +291,17 @@ async function runStore(
           count: size,
           pullFirst: true,
         }),
+      checkpoint,
+      mcpStore,
+    );
+    await mcpStore.close?.();
+    await runGroupScenarios(
+      acc,
+      config,
+      target,
+      (name, o) => mcpFactory(name)(o),
+      prefix,
+      root,
       checkpoint,
     );
     await runLoad(
@@ -314,6 +423,7 @@ async function main(): Promise<void> {
     scale: [],
     rawCas: [],
     appendBurst: [],
+    lone: [],
     errors: [],
   };
   // BENCH_SCENARIOS=raw-cas,load,notebook,append-burst (default all) runs a subset.

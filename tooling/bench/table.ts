@@ -21,12 +21,14 @@ export function renderReport(report: BenchReport): string {
         'failed',
         'commits/s',
         'CAS/commit',
+        'CPU ms/commit',
         'p50 ms',
         'p90 ms',
         'p99 ms',
+        'commits per increment',
       ],
       report.load.map((r) => [
-        r.scenario,
+        r.scenario === 'hosts' ? `hosts (${r.metrics.hosts})` : r.scenario,
         label(r.system, r.store),
         String(r.metrics.writers),
         `${r.metrics.accepted}/${r.metrics.attempted}`,
@@ -34,12 +36,29 @@ export function renderReport(report: BenchReport): string {
         String(r.metrics.failed),
         formatNumber(r.metrics.commitsPerSecond),
         formatNumber(r.metrics.casAttemptsPerCommit),
+        formatNumber(r.metrics.cpuMsPerCommit, 0),
         ms(r.metrics.latency, 'p50'),
         ms(r.metrics.latency, 'p90'),
         ms(r.metrics.latency, 'p99'),
+        r.metrics.groupSizes ?? '',
       ]),
     ),
   );
+  if ((report.lone ?? []).length > 0) {
+    sections.push(
+      renderColumns(
+        ['one writer alone', 'commits', 'grouped p50 ms', 'p99 ms', 'ungrouped p50 ms', 'p99 ms'],
+        (report.lone ?? []).map((r) => [
+          r.store,
+          String(r.commits),
+          formatNumber(r.grouped.p50, 1),
+          formatNumber(r.grouped.p99, 1),
+          formatNumber(r.ungrouped.p50, 1),
+          formatNumber(r.ungrouped.p99, 1),
+        ]),
+      ),
+    );
+  }
   if ((report.appendBurst ?? []).length > 0) {
     sections.push(
       renderColumns(

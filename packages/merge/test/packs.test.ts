@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { existsSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createFsFromVolume, Volume } from 'memfs';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
@@ -330,6 +330,26 @@ describe('staged objects', () => {
     expect(readdirSync(`${gitdir}/objects/pack`).filter((f) => f.endsWith('.idx'))).toHaveLength(1);
     await db.persistStaged();
     expect(readdirSync(`${gitdir}/objects/pack`).filter((f) => f.endsWith('.idx'))).toHaveLength(1);
+  });
+
+  it('an imported pack that holds everything staged is persisted byte for byte', async () => {
+    const source = openMemoryObjectDb();
+    const first = await notebook(source, FILES);
+    const pack = await createCheckpointPack(source, { head: first.head });
+    const gitdir = freshDir();
+    const db = await openObjectDb({ gitdir });
+    await importPack(db, pack, { staged: true });
+    expect(readdirSync(`${gitdir}/objects/pack`)).toEqual([]);
+    await db.persistStaged();
+    const files = readdirSync(`${gitdir}/objects/pack`).sort();
+    const name = `pack-${Buffer.from(pack.subarray(pack.byteLength - 20)).toString('hex')}`;
+    expect(files).toEqual([`${name}.idx`, `${name}.pack`]);
+    expect(
+      Buffer.from(readFileSync(`${gitdir}/objects/pack/${name}.pack`)).equals(Buffer.from(pack)),
+    ).toBe(true);
+    const after = await openObjectDb({ gitdir });
+    await verifyClosure(after, first.head);
+    gitOk(['verify-pack', `objects/pack/${name}.idx`], { cwd: gitdir });
   });
 
   it('a durable write of an object that is only staged puts it on disk', async () => {

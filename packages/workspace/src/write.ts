@@ -1,8 +1,8 @@
-import type { BigIntStats } from 'node:fs';
-import { constants, link, lstat, mkdir, open, rename, rmdir, unlink } from 'node:fs/promises';
+import { type BigIntStats, linkSync, lstatSync, renameSync, unlinkSync } from 'node:fs';
+import { mkdir, rmdir, unlink } from 'node:fs/promises';
 import { sortByUtf8 } from '@slivingdoc/envelope';
 import { checkNotebookPath } from '@slivingdoc/policy';
-import { fillNewFile } from './durable-write';
+import { createExclusive, fillNewFile } from './durable-write';
 import { ConcurrentEditError, InvalidChangeError } from './errors';
 import { concurrentEdit } from './read-file';
 import { SecureDir } from './secure-dir';
@@ -111,12 +111,29 @@ async function entryAt(tree: DirTree, path: string): Promise<BigIntStats | undef
     return concurrentEdit(path)(error);
   });
   if (!parent) return undefined;
-  return lstat(parent.child(baseOf(path)), { bigint: true }).catch(
-    (error: NodeJS.ErrnoException) => {
-      if (error.code === 'ENOENT') return undefined;
-      throw error;
-    },
-  );
+  return lstatOrAbsent(parent.child(baseOf(path)));
+}
+
+/**
+ * The lstat of `path`, or `undefined` when it does not exist. Synchronous, as are the other
+ * per-file calls of a write: see `fillNewFile` in `durable-write.ts` for why.
+ */
+function lstatOrAbsent(path: string): BigIntStats | undefined {
+  try {
+    return lstatSync(path, { bigint: true });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw error;
+  }
+}
+
+/** Runs a synchronous file operation, mapping its failure like the asynchronous `.catch`es. */
+function attempt<T>(run: () => T, onError: (error: NodeJS.ErrnoException) => T): T {
+  try {
+    return run();
+  } catch (error) {
+    return onError(error as NodeJS.ErrnoException);
+  }
 }
 
 async function deleteFile(tree: DirTree, change: FileChange): Promise<void> {
@@ -129,7 +146,7 @@ async function deleteFile(tree: DirTree, change: FileChange): Promise<void> {
     throw new ConcurrentEditError([change.path]);
   }
   const parent = (await tree.open(parentOf(change.path), false))!;
-  await unlink(parent.child(baseOf(change.path))).catch(concurrentEdit(change.path));
+  attempt(() => unlinkSync(parent.child(baseOf(change.path))), concurrentEdit(change.path));
   tree.touch(parentOf(change.path));
 }
 
@@ -178,12 +195,9 @@ async function stageAll(
 async function stage(tree: DirTree, change: FileChange, content: Uint8Array): Promise<StagedFile> {
   const parent = (await tree.open(parentOf(change.path), true).catch(concurrentEdit(change.path)))!;
   const temp = parent.child(newTempName());
-  const handle = await open(
-    temp,
-    constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW,
-    0o644,
-  ).catch(concurrentEdit(change.path)); // ENOENT: the opened directory was removed meanwhile
-  const written = await fillNewFile(handle, temp, content, { sync: true });
+  // ENOENT: the opened directory was removed meanwhile.
+  const fd = attempt(() => createExclusive(temp, 0o644), concurrentEdit(change.path));
+  const written = await fillNewFile(fd, temp, content, { sync: true });
   return {
     path: temp,
     target: parent.child(baseOf(change.path)),
@@ -194,7 +208,10 @@ async function stage(tree: DirTree, change: FileChange, content: Uint8Array): Pr
 
 /** The published file's stamp when it is still the inode, size and mtime that was written. */
 async function stampIfUnchanged(file: StagedFile): Promise<FileStamp | undefined> {
-  const now = await lstat(file.target, { bigint: true }).catch(() => undefined);
+  const now = attempt(
+    () => lstatSync(file.target, { bigint: true }),
+    () => undefined,
+  );
   if (
     !now?.isFile() ||
     now.ino !== file.written.ino ||
@@ -208,28 +225,34 @@ async function stampIfUnchanged(file: StagedFile): Promise<FileStamp | undefined
 async function publish(change: FileChange, temp: string, target: string): Promise<void> {
   if (change.expect === 'absent') {
     // link(2) never replaces: a file created meanwhile makes it fail instead of vanishing.
-    const linked = await link(temp, target).then(
-      () => true,
-      (error: NodeJS.ErrnoException) => {
+    const linked = attempt(
+      () => {
+        linkSync(temp, target);
+        return true;
+      },
+      (error) => {
         if (error.code === 'EEXIST') throw new ConcurrentEditError([change.path]);
         if (NO_HARD_LINKS.has(error.code ?? '')) return false;
         return concurrentEdit(change.path)(error);
       },
     );
     if (linked) {
-      await unlink(temp);
+      unlinkSync(temp);
       return;
     }
   }
   // The remaining window between this lstat and rename(2) cannot be closed without
   // renameat2(RENAME_EXCHANGE), which Node 20 does not offer.
-  const stats = await lstat(target, { bigint: true }).catch(() => undefined);
+  const stats = attempt(
+    () => lstatSync(target, { bigint: true }),
+    () => undefined,
+  );
   const expected =
     change.expect === 'absent'
       ? stats === undefined
       : stats?.isFile() === true && sameStamp(stampOf(stats), change.expect);
   if (!expected) throw new ConcurrentEditError([change.path]);
-  await rename(temp, target).catch(concurrentEdit(change.path));
+  attempt(() => renameSync(temp, target), concurrentEdit(change.path));
 }
 
 function parentOf(path: string): string {

@@ -49,7 +49,7 @@ interface Tally {
 export function metricsFrom(
   tally: Tally,
   writers: number,
-  casAttempts: number | undefined,
+  usage: Usage,
   offeredPerSecond?: number,
 ): LoadMetrics {
   const accepted = tally.outcomes.filter((o) => o.code === 'OK');
@@ -72,8 +72,11 @@ export function metricsFrom(
     durationMs,
   };
   if (offeredPerSecond !== undefined) metrics.offeredPerSecond = offeredPerSecond;
-  if (casAttempts !== undefined && accepted.length > 0) {
-    metrics.casAttemptsPerCommit = casAttempts / accepted.length;
+  if (usage.casAttempts !== undefined && accepted.length > 0) {
+    metrics.casAttemptsPerCommit = usage.casAttempts / accepted.length;
+  }
+  if (usage.cpuMs !== undefined && accepted.length > 0) {
+    metrics.cpuMsPerCommit = usage.cpuMs / accepted.length;
   }
   const latency = summarize(accepted.map((o) => o.ms));
   if (latency) metrics.latency = latency;
@@ -99,9 +102,25 @@ async function commitNote(run: LoadRun, index: number, label: string): Promise<O
   }
 }
 
-async function casDelta(pool: WriterPool, before: number | undefined): Promise<number | undefined> {
-  const after = await pool.casAttempts();
-  return before === undefined || after === undefined ? undefined : after - before;
+/** The pool's counters at one moment: CAS attempts and server CPU. */
+interface Usage {
+  casAttempts: number | undefined;
+  cpuMs: number | undefined;
+}
+
+async function usageOf(pool: WriterPool): Promise<Usage> {
+  return { casAttempts: await pool.casAttempts(), cpuMs: await pool.cpuMs?.() };
+}
+
+/** What the pool used since `before`. */
+async function usageSince(pool: WriterPool, before: Usage): Promise<Usage> {
+  const after = await usageOf(pool);
+  const delta = (a: number | undefined, b: number | undefined) =>
+    a === undefined || b === undefined ? undefined : a - b;
+  return {
+    casAttempts: delta(after.casAttempts, before.casAttempts),
+    cpuMs: delta(after.cpuMs, before.cpuMs),
+  };
 }
 
 function result(run: LoadRun, scenario: LoadScenario, metrics: LoadMetrics): LoadResult {
@@ -118,7 +137,7 @@ export async function runDistributed(
   opts: { writers: number; offeredPerSecond: number; commitsPerWriter: number },
 ): Promise<LoadResult> {
   const periodMs = (opts.writers / opts.offeredPerSecond) * 1000;
-  const before = await run.pool.casAttempts();
+  const before = await usageOf(run.pool);
   const outcomes: Outcome[] = [];
   const start = performance.now();
   await Promise.all(
@@ -134,7 +153,7 @@ export async function runDistributed(
   const metrics = metricsFrom(
     { outcomes, start, end: performance.now() },
     opts.writers,
-    await casDelta(run.pool, before),
+    await usageSince(run.pool, before),
     opts.offeredPerSecond,
   );
   return result(run, 'distributed', metrics);
@@ -152,7 +171,7 @@ export async function runBurst(run: LoadRun, opts: { writers: number }): Promise
     run.sequence[index] = (run.sequence[index] ?? 0) + 1;
     await writeNote(run.pool.writers[index]!, index, run.sequence[index]!);
   }
-  const before = await run.pool.casAttempts();
+  const before = await usageOf(run.pool);
   const start = performance.now();
   const outcomes = await Promise.all(
     indexes.map(async (index): Promise<Outcome> => {
@@ -166,7 +185,7 @@ export async function runBurst(run: LoadRun, opts: { writers: number }): Promise
   const metrics = metricsFrom(
     { outcomes, start, end: performance.now() },
     opts.writers,
-    await casDelta(run.pool, before),
+    await usageSince(run.pool, before),
   );
   return result(run, 'burst', metrics);
 }
@@ -181,7 +200,7 @@ export async function runSaturation(
   opts: { writers: number; durationMs: number },
 ): Promise<LoadResult> {
   await pullAll(run.pool, opts.writers);
-  const before = await run.pool.casAttempts();
+  const before = await usageOf(run.pool);
   const outcomes: Outcome[] = [];
   const start = performance.now();
   const deadline = start + opts.durationMs;
@@ -195,7 +214,7 @@ export async function runSaturation(
   const metrics = metricsFrom(
     { outcomes, start, end: performance.now() },
     opts.writers,
-    await casDelta(run.pool, before),
+    await usageSince(run.pool, before),
   );
   return result(run, 'saturation', metrics);
 }

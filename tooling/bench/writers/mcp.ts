@@ -1,7 +1,7 @@
 // The product as users run it: one `slivingdoc serve` process per writer, driven over stdio by
 // the MCP SDK client, each with its own notebook directory and private root, all sharing one
 // store (the embedded store's directory or an S3 bucket) under one prefix.
-import { mkdir, readdir, stat } from 'node:fs/promises';
+import { mkdir, readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -14,6 +14,8 @@ const CAS_COUNTER = fileURLToPath(new URL('../cas-counter.mjs', import.meta.url)
 /** Generous: a burst of 100 on 2 cores queues for a long time; the bench must not cut it short. */
 const CALL_TIMEOUT_MS = 600_000;
 const STDERR_TAIL = 4096;
+/** Linux's USER_HZ, the unit of /proc/<pid>/stat times (100 on every architecture Node runs on). */
+const CLOCK_TICKS_PER_SECOND = 100;
 
 export interface McpPoolOptions {
   /** The built bin, `apps/slivingdoc/dist/cli.js`. */
@@ -30,6 +32,8 @@ export interface McpPoolOptions {
   extraArgs?: string[];
   /** Extra Node flags for the server processes, e.g. `--cpu-prof` when profiling. */
   nodeArgs?: string[];
+  /** Extra environment for the server processes, e.g. a test-only switch. */
+  env?: Record<string, string>;
   /**
    * Simulated hosts: writer `i` runs in gate scope `host-(i mod hosts)` (the test-only
    * SLIVINGDOC_TEST_GATE_SCOPE), so each host's writers group among themselves and the hosts
@@ -49,7 +53,7 @@ class McpWriter implements Writer {
   constructor(
     readonly dir: string,
     private readonly client: Client,
-    transport: StdioClientTransport,
+    private readonly transport: StdioClientTransport,
   ) {
     // pino writes synchronously to fd 2: an undrained pipe would block the server.
     transport.stderr?.on('data', (chunk: Buffer) => {
@@ -76,6 +80,17 @@ class McpWriter implements Writer {
 
   commit(message: string): Promise<Outcome> {
     return this.call('notes_commit', { message });
+  }
+
+  /** The server's CPU time so far (user + system, ms) from `/proc`; undefined elsewhere. */
+  async cpuMs(): Promise<number | undefined> {
+    const pid = this.transport.pid;
+    if (pid === null) return undefined;
+    const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => undefined);
+    if (stat === undefined) return undefined;
+    // Fields after the parenthesised command name; utime and stime are the 12th and 13th.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS_PER_SECOND;
   }
 
   /** The last few KiB the server logged, for a report when a writer misbehaves. */
@@ -115,6 +130,7 @@ async function startWriter(opts: McpPoolOptions, index: number): Promise<McpWrit
       PATH: process.env.PATH ?? '',
       HOME: home,
       ...opts.target.env,
+      ...opts.env,
       SLIVINGDOC_BENCH_CAS_FILE: join(opts.root, 'cas', `w${index}`),
       ...(opts.hosts === undefined
         ? {}
@@ -164,6 +180,12 @@ export async function createMcpPool(opts: McpPoolOptions): Promise<WriterPool> {
   return {
     writers,
     casAttempts: () => countedAttempts(casDir),
+    cpuMs: async () => {
+      const each = await Promise.all(writers.map((w) => w.cpuMs()));
+      return each.some((ms) => ms === undefined)
+        ? undefined
+        : each.reduce((sum: number, ms) => sum + (ms as number), 0);
+    },
     close: async () => {
       await Promise.all(writers.map((w) => w.close()));
     },

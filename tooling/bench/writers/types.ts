@@ -20,6 +20,11 @@ export interface WriterPool {
   readonly writers: Writer[];
   /** CAS attempts on `current` (git: push attempts) so far; undefined when not countable. */
   casAttempts(): Promise<number | undefined>;
+  /**
+   * CPU time (user + system, ms) the pool's server processes used so far; undefined when not
+   * measurable (in-process writers, git, or no `/proc`).
+   */
+  cpuMs?(): Promise<number | undefined>;
   close(): Promise<void>;
 }
 

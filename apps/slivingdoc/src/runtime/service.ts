@@ -21,6 +21,11 @@ const PUBLICATION_GATE_MS = 30_000;
  * simulation of the tests and the bench). Unset in production.
  */
 export const TEST_GATE_SCOPE_ENV = 'SLIVINGDOC_TEST_GATE_SCOPE';
+/**
+ * Test-only: `0` turns group commit off, so the bench can time a lone writer with and without
+ * it in one run (issue 17's "no added latency"). Never a user flag.
+ */
+export const TEST_GROUP_COMMIT_ENV = 'SLIVINGDOC_TEST_GROUP_COMMIT';
 
 /** Composes the engine from the validated configuration, the resolved roots and the store. */
 export function startService(
@@ -45,7 +50,7 @@ export function startService(
     // The engine never reads the environment; the app arms the test failpoints from it.
     failpoints: failpointsFromEnv(process.env[FAILPOINTS_ENV]),
     // One CAS publishes every commit queued on the gate (docs/engine.md, "Group commit").
-    groupCommit: true,
+    groupCommit: process.env[TEST_GROUP_COMMIT_ENV] !== '0',
     gateScope: process.env[TEST_GATE_SCOPE_ENV] ?? '',
   });
 }

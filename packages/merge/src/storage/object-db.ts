@@ -112,6 +112,12 @@ export class GitObjectDb implements ObjectDb {
   /** Objects not yet on disk (see {@link StageOption}); never evicted before they are written. */
   readonly #staged = new Map<Oid, GitObject>();
   #stagedBytes = 0;
+  /**
+   * Packs imported with `staged`, kept as they came: when one of them holds everything staged,
+   * persisting installs its bytes instead of encoding its objects again (a group member imports
+   * one increment holding every member's commit, and each member persists it).
+   */
+  readonly #stagedPacks: { pack: Uint8Array; summary: PackSummary; oids: Oid[] }[] = [];
   /** Roots this database encoded itself (canonical all the way down), newest last, bounded. */
   readonly #builtTrees = new Set<Oid>();
 
@@ -208,8 +214,11 @@ export class GitObjectDb implements ObjectDb {
     const summary = scanPack(pack);
     const objects = summary.entries.map((entry) => entry.object);
     if (opts.staged && objects.every((object) => object !== undefined)) {
+      const stagedBefore = this.#staged.size;
+      const oids: Oid[] = [];
       for (const object of objects as GitObject[])
-        await this.#stageNew(object.type, object.content);
+        oids.push(await this.#stageNew(object.type, object.content));
+      if (this.#staged.size > stagedBefore) this.#stagedPacks.push({ pack, summary, oids });
       await this.#boundStaged();
       return;
     }
@@ -217,8 +226,15 @@ export class GitObjectDb implements ObjectDb {
   }
 
   async persistStaged(): Promise<void> {
+    const packs = this.#stagedPacks.splice(0);
     if (this.#staged.size === 0) return;
-    await this.#installObjects([...this.#staged.values()]);
+    // One imported pack holding everything staged is installed as it came; anything else goes
+    // into one new pack, so P gains one pack per persist either way.
+    const only = packs.length === 1 ? packs[0] : undefined;
+    const covered = new Set(only?.oids);
+    if (only !== undefined && [...this.#staged.keys()].every((oid) => covered.has(oid)))
+      await this.#install(only.pack, only.summary, only.oids);
+    else await this.#installObjects([...this.#staged.values()]);
     this.#staged.clear();
     this.#stagedBytes = 0;
   }
@@ -273,8 +289,8 @@ export class GitObjectDb implements ObjectDb {
     await this.#install(pack.bytes, pack.summary);
   }
 
-  async #install(pack: Uint8Array, summary: PackSummary): Promise<void> {
-    for (const { oid, object } of await installPack(this.#dir, pack, summary))
+  async #install(pack: Uint8Array, summary: PackSummary, oids?: Oid[]): Promise<void> {
+    for (const { oid, object } of await installPack(this.#dir, pack, summary, oids))
       this.#objects.set(oid, object);
   }
 

@@ -25,16 +25,18 @@ export async function installPack(
   dir: GitDir,
   pack: Uint8Array,
   summary: PackSummary,
+  /** The entries' object ids, when the caller has hashed them already (whole-object packs). */
+  oids?: Oid[],
 ): Promise<InstalledObject[]> {
   const fsp = (dir.fs as unknown as { promises: typeof FsPromises }).promises;
   const name = `pack-${summary.checksum}`;
   const packDir = `${dir.gitdir}/objects/pack`;
   const whole = summary.entries.every((entry) => entry.object !== undefined);
   const indexed = whole
-    ? summary.entries.map((entry) => {
+    ? summary.entries.map((entry, i) => {
         const object = entry.object as GitObject;
         return {
-          oid: hashObject(object.type, object.content),
+          oid: oids?.[i] ?? hashObject(object.type, object.content),
           offset: entry.offset,
           crc: entry.crc,
           object,
