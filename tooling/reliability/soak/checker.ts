@@ -24,7 +24,8 @@ const MARKER_LINE = /^(<<<<<<< local|=======|>>>>>>> remote)\r?$/m;
 /**
  * Proves the soak's promise: every line a writer was told OK about is in the final
  * notebook's file, unless the conflict resolver deliberately removed it (it records every
- * removal); no two publishing commits were told the same generation; no marker survived.
+ * removal), and no marker survived. Generations told to several publishing commits are listed
+ * (the members of one group share one).
  */
 export function checkSoak(ledgers: WriterLedger[], finalFiles: Map<string, string>): SoakReport {
   const totals: WriterTotals = {
