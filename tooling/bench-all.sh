@@ -4,7 +4,9 @@
 # print one table, write bench-results/latest.{json,svg}, and stop the server.
 #
 # Knobs: BENCH_QUICK=1 (or --quick) tiny sizes; BENCH_NO_S3=1 embedded store only;
-# BENCH_SKIP_BUILD=1 reuse the current build; BENCH_OUT=dir another output directory;
+# BENCH_SKIP_BUILD=1 reuse the current build; BENCH_SCENARIOS=raw-cas,load,notebook,append-burst
+# and BENCH_PARTS=embedded,git,s3 run subsets; BENCH_IN_PROCESS=0 leaves out the in-process
+# writers; BENCH_OUT=dir another output directory;
 # BENCH_CPU_PROF=dir write a --cpu-prof profile of every server process there;
 # RGW_PORT / RGW_MON_PORT / RGW_DIR move the S3 server (defaults differ from the test suite's,
 # so a bench and a test run can share the machine).

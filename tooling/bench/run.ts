@@ -304,19 +304,21 @@ async function runStore(
       root,
       checkpoint,
     );
-    await runLoad(
-      acc,
-      config,
-      'slivingdoc-engine',
-      store,
-      async () =>
-        engineFactory('load-engine')({
-          root: await mkdtemp(join(root, 'load-engine-')),
-          count: size,
-          pullFirst: true,
-        }),
-      checkpoint,
-    );
+    // BENCH_IN_PROCESS=0 leaves out the in-process writers (the product is the MCP row).
+    if (process.env.BENCH_IN_PROCESS !== '0')
+      await runLoad(
+        acc,
+        config,
+        'slivingdoc-engine',
+        store,
+        async () =>
+          engineFactory('load-engine')({
+            root: await mkdtemp(join(root, 'load-engine-')),
+            count: size,
+            pullFirst: true,
+          }),
+        checkpoint,
+      );
   }
   if (scenarios.has('append-burst')) {
     await runAppendBursts(
