@@ -218,11 +218,15 @@ async function runRound(
     let ownError: unknown;
     let observed: Current | undefined;
     let tookMembers = false;
+    let backoffDue = false;
     // `lost` counts lost races (SPEC §9's retries). An attempt withheld because a member did not
     // record its input leaves that member out and re-merges at once: it lost no race, and each
     // one removes a member, so there are at most as many as members.
     for (let lost = 0; lost < attempts; ) {
-      if (lost > 0) await backoffPrefetching(ctx, call, lost - 1, observed);
+      if (backoffDue) {
+        backoffDue = false;
+        await backoffPrefetching(ctx, call, lost - 1, observed);
+      }
       const remote = await loadRemote(ctx, call, own?.entry.base);
       call.stage = 'merge';
       // Taken once R is read: whoever queued meanwhile joins too, and nobody waits for it.
@@ -303,6 +307,7 @@ async function runRound(
         cas.landed = 'no';
         if (outcome.withheld) continue;
         lost += 1;
+        backoffDue = true;
         observed = outcome.observed;
         continue;
       }
