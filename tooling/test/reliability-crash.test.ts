@@ -1,7 +1,11 @@
 import { FAILPOINT } from '@slivingdoc/engine';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { requireBuiltCli } from '../reliability/cli';
-import { GROUP_FAILPOINTS, runGroupCrashCase } from '../reliability/crash/group';
+import {
+  GROUP_FAILPOINTS,
+  runGroupCrashCase,
+  runMemberKilledAfterCas,
+} from '../reliability/crash/group';
 import { runCrashCase } from '../reliability/crash/matrix';
 
 // The crash matrix (issue 10, SPEC §10): for every engine failpoint a real `slivingdoc
@@ -49,4 +53,13 @@ describe('crash matrix, group commit: the holder killed with members waiting', (
     },
     480_000,
   );
+});
+
+describe('crash matrix, group commit: a member killed after the group published it', () => {
+  it('SIGKILL a member between the CAS that carried its change and its rewrite of L; its next pull adds nothing twice', async () => {
+    const report = await runMemberKilledAfterCas();
+    expect(report.memberKilled, 'the member died after its verdict').toBe(true);
+    expect(report.memberPublished, "the group's CAS carried the member's commit").toBe(true);
+    expect(report.problems).toEqual([]);
+  }, 480_000);
 });

@@ -139,7 +139,10 @@ export async function attemptPublication(
     checkMoved: !gated,
     author: own.author,
     // A kill after the swap lands must not make the next call publish L's lines again.
-    beforeCas: (proposal) => recordOwnInput(ctx, own, proposal),
+    beforeCas: async (proposal) => {
+      await recordOwnInput(ctx, own, proposal);
+      return undefined;
+    },
   });
   if (!outcome.accepted) return { kind: 'lost', observed: outcome.observed };
   return {

@@ -29,6 +29,8 @@ export type Attempt =
       accepted: false;
       /** `current` as the resolution read it (the next attempt can prefetch its packs). */
       observed: Current | undefined;
+      /** True when `beforeCas` withheld the CAS: nothing was sent, no race was lost. */
+      withheld?: true;
     };
 
 interface Proposal {
@@ -115,6 +117,12 @@ async function currentMoved(
  */
 export type CasTarget = ProposalTarget & Baseline;
 
+/**
+ * Runs after the pack upload, right before the CAS is sent; resolving to `withhold` keeps the
+ * CAS unsent (see {@link publishHead}).
+ */
+export type BeforeCas = (target: CasTarget) => Promise<'withhold' | undefined>;
+
 /** What resolving an unanswered or refused CAS needs to know about the proposal. */
 export interface ProposalTarget {
   publication: string;
@@ -171,7 +179,7 @@ export async function publishAttempt(
     checkMoved: boolean;
     author?: string | undefined;
     /** Runs after the upload, right before the compare-and-swap is sent (see {@link publishHead}). */
-    beforeCas?: (target: CasTarget) => Promise<void>;
+    beforeCas?: BeforeCas;
   },
 ): Promise<Attempt> {
   call.stage = 'publish';
@@ -203,7 +211,9 @@ export async function publishAttempt(
  * `current` before the upload (see {@link currentMoved}); an attempt holding the publication
  * gate skips it: no local writer can have moved `current`, and on S3 the read is a round trip
  * inside the turn every other local writer waits for. `beforeCas` runs after the upload and
- * before the CAS is sent (a group commit tells its members the publication id there).
+ * before the CAS is sent (a group commit tells its members the publication id there); when it
+ * answers `withhold` the CAS is not sent and the attempt ends unaccepted (its pack is orphaned,
+ * never referenced), as a group does when a member did not record its input in time.
  */
 export async function publishHead(
   ctx: DirContext,
@@ -212,7 +222,7 @@ export async function publishHead(
   built: { head: string; tree: string },
   options: {
     checkMoved: boolean;
-    beforeCas?: (target: CasTarget) => Promise<void>;
+    beforeCas?: BeforeCas;
   },
 ): Promise<Attempt> {
   call.stage = 'publish';
@@ -235,7 +245,7 @@ export async function publishHead(
   }
   await failpoint(ctx.cfg.failpoints, FAILPOINT.afterPackUpload);
   call.signal?.throwIfAborted();
-  await options.beforeCas?.({
+  const before = await options.beforeCas?.({
     publication: proposal.publication,
     position: proposal.position,
     conditionedOn: proposal.conditionedOn,
@@ -243,6 +253,7 @@ export async function publishHead(
     head,
     tree,
   });
+  if (before === 'withhold') return { accepted: false, observed: remote.current, withheld: true };
   call.remoteAccepted = 'unknown';
   const answer = sendCas(ctx, proposal).then(
     () => 'accepted' as const,

@@ -5,14 +5,16 @@
  * store's fault injection, so the others queue behind it deterministically.
  */
 import { randomUUID } from 'node:crypto';
+import { mkdir, readdir, rm } from 'node:fs/promises';
 import { connect, type Socket } from 'node:net';
+import { join } from 'node:path';
 import { type FileStat, isDomainError, type SuccessResult } from '@slivingdoc/envelope';
 import { blobOid, importPack } from '@slivingdoc/merge';
 import { openMemoryObjectDb } from '@slivingdoc/merge/testing';
 import { createMemoryStore, decodeManifest, type MemoryStore } from '@slivingdoc/store';
 import { describe, expect, it } from 'vitest';
 import { groupEndpoint } from '../src/gate';
-import { encodeFrame } from '../src/group/frames';
+import { encodeFrame, readFrames } from '../src/group/frames';
 import { encodeJoin } from '../src/group/messages';
 import { queuedAt } from '../src/group/server';
 import { get, type Participant, participant, put, rejection } from './helpers';
@@ -67,6 +69,21 @@ async function lastIncrementCommits(store: MemoryStore) {
     oid = commit.parent;
   }
   return { commits, reachedParent: oid === increment.parent };
+}
+
+/** A member's `join` frame adding `path` (commit message `raw <path>`) on top of `manifest`. */
+function joinFrame(manifest: { generation: bigint; head: string }, path: string, text: string) {
+  const content = Buffer.from(text);
+  const oid = blobOid(content);
+  return encodeFrame(
+    encodeJoin({
+      base: { generation: manifest.generation, head: manifest.head },
+      changes: [[path, oid]],
+      blobs: new Map([[oid, content]]),
+      message: Buffer.from(`raw ${path}`),
+      author: undefined,
+    }),
+  );
 }
 
 /**
@@ -346,25 +363,13 @@ describe('group commit', () => {
     });
   }
 
-  it('survives malformed, oversized and vanishing members; a taken member that vanished still lands', async () => {
+  it('survives malformed, oversized and vanishing members; a taken member that vanished is left out', async () => {
     const store = privateStore();
     const { writers, endpoint } = await writersOn(store, 2);
     const [holder, member] = writers as [Participant, Participant];
     const { result: holderResult, release } = await holderBlockedInCas(store, holder);
     const manifest = await manifestOf(store);
-    const joinOf = (path: string, text: string) => {
-      const content = Buffer.from(text);
-      const oid = blobOid(content);
-      return encodeFrame(
-        encodeJoin({
-          base: { generation: manifest.generation, head: manifest.head },
-          changes: [[path, oid]],
-          blobs: new Map([[oid, content]]),
-          message: Buffer.from(`raw ${path}`),
-          author: undefined,
-        }),
-      );
-    };
+    const joinOf = (path: string, text: string) => joinFrame(manifest, path, text);
     const oversized = await rawMember(endpoint);
     const header = Buffer.alloc(4);
     header.writeUInt32BE(0xffffffff, 0);
@@ -393,7 +398,156 @@ describe('group commit', () => {
     expect((await holderResult).code).toBe('OK');
     expect((await memberResult).code).toBe('OK');
     const history = await lastIncrementCommits(store);
-    expect(history.commits.map((c) => c.message).sort()).toEqual(['member', 'raw vanished.md']);
-    expect(await get(member.dir, 'vanished.md')).toBe('vanished\n');
+    // It vanished before it could acknowledge `prepared`: its change must not land unrecorded.
+    expect(history.commits.map((c) => c.message)).toEqual(['member']);
+    await expect(get(member.dir, 'vanished.md')).rejects.toMatchObject({ code: 'ENOENT' });
+  });
+
+  /**
+   * The holder blocked in its first CAS; a raw member (adding `raw.md`) that reacts to each
+   * holder message with `react`, and a real member (adding `member.md`) queued behind it.
+   */
+  async function rawBesideMember(
+    react: (message: Record<string, unknown>, socket: Socket) => void,
+    options: Parameters<typeof participant>[1] = GROUPED,
+  ) {
+    const store = privateStore();
+    const { writers, endpoint } = await writersOn(store, 2, options);
+    const [holder, member] = writers as [Participant, Participant];
+    const { result: holderResult, release } = await holderBlockedInCas(store, holder);
+    const raw = await rawMember(endpoint);
+    raw.on('error', () => {});
+    const heard: Record<string, unknown>[] = [];
+    const closed = new Promise<void>((resolve) => raw.once('close', () => resolve()));
+    readFrames(
+      raw,
+      (message) => {
+        heard.push(message);
+        react(message, raw);
+      },
+      () => {},
+    );
+    raw.write(joinFrame(await manifestOf(store), 'raw.md', 'raw\n'));
+    await until(() => queuedAt(endpoint) === 1, 'the raw member queued');
+    await put(member.dir, 'member.md', 'member\n');
+    const memberResult = member.service.commit({ message: 'member' });
+    await until(() => queuedAt(endpoint) === 2, 'the member queued');
+    store.clearCalls();
+    release();
+    expect((await holderResult).code).toBe('OK');
+    expect(okFiles(await memberResult)).toEqual([
+      { path: 'member.md', insertions: 1, deletions: 0 },
+    ]);
+    await closed;
+    const published = (await lastIncrementCommits(store)).commits.map((c) => c.message).sort();
+    return { store, member, heard, published, types: heard.map((m) => m.t) };
+  }
+
+  const recordedFrame = (message: Record<string, unknown>) =>
+    encodeFrame({ t: 'recorded', publication: message.publication });
+
+  it('publishes a member once it acknowledged prepared (recorded its publication input)', async () => {
+    const { store, member, published, types } = await rawBesideMember((message, socket) => {
+      if (message.t === 'prepared') socket.write(recordedFrame(message));
+    });
+    expect(types).toEqual(['taken', 'prepared', 'accepted']);
+    expect(published).toEqual(['member', 'raw raw.md']);
+    // The holder's own CAS (let go), then the group's: one CAS for both members.
+    expect(casCalls(store)).toBe(1);
+    expect(await get(member.dir, 'raw.md')).toBe('raw\n');
+  });
+
+  it('leaves out a member gone after prepared and before its ack; the rest publish at once', async () => {
+    // No retries at all: a withheld attempt lost no race and uses none.
+    const { store, published, types } = await rawBesideMember(
+      (message, socket) => {
+        if (message.t === 'prepared') socket.destroy();
+      },
+      { ...GROUPED, commitRetries: 0 },
+    );
+    expect(types).toEqual(['taken', 'prepared']);
+    expect(published).toEqual(['member']);
+    // The attempt that carried it was withheld (no CAS sent), the re-merged one published.
+    expect(casCalls(store)).toBe(1);
+  });
+
+  it('leaves out a member whose ack comes after the wait; it is told to attempt alone', async () => {
+    let lateAck: Record<string, unknown> | undefined;
+    const { store, published, types } = await rawBesideMember((message, socket) => {
+      if (message.t === 'prepared') lateAck = message;
+      // Acknowledged only once the holder gave up on it: changes nothing.
+      else if (message.t === 'excluded' && lateAck) socket.write(recordedFrame(lateAck));
+    });
+    expect(types).toEqual(['taken', 'prepared', 'excluded']);
+    expect(published).toEqual(['member']);
+    expect(casCalls(store)).toBe(1);
+  });
+
+  it('drops a member whose ack is malformed or names another publication', async () => {
+    const malformed = await rawBesideMember((message, socket) => {
+      if (message.t === 'prepared') socket.write(encodeFrame({ t: 'recorded', publication: 7 }));
+    });
+    expect(malformed.types).toEqual(['taken', 'prepared']);
+    expect(malformed.published).toEqual(['member']);
+    const stale = await rawBesideMember((message, socket) => {
+      if (message.t === 'prepared')
+        socket.write(recordedFrame({ ...message, publication: 'another' }));
+    });
+    expect(stale.types).toEqual(['taken', 'prepared', 'excluded']);
+    expect(stale.published).toEqual(['member']);
+  });
+
+  it("a member records its publication input in P before the group's CAS is sent", async () => {
+    const { store, members, results, release, holderDone } = await groupBlockedAtUpload(1);
+    const groupCas = deferred();
+    store.inject({ op: 'replaceIfMatch', action: { type: 'delay', until: groupCas.promise } });
+    const casBefore = casCalls(store);
+    release();
+    await until(() => casCalls(store) > casBefore, "the group's CAS is sent");
+    const [member] = members as [Participant];
+    const target = JSON.parse(await get(await privateDirOf(member), 'target.json'));
+    const input = target.rewrites.at(-1);
+    expect(input.input).toBe(true);
+    expect(input.changes).toEqual([['m0.md', blobOid(Buffer.from('member 0\n'))]]);
+    expect(input.next.generation).toBe(String((await manifestOf(store)).generation + 1n));
+    groupCas.resolve();
+    const [result] = await Promise.all(results);
+    await holderDone;
+    expect(okFiles(result as SuccessResult)).toEqual([
+      { path: 'm0.md', insertions: 1, deletions: 0 },
+    ]);
+    // The group's head, the record's `next`, is what `current` now names.
+    expect(input.next.head).toBe((await manifestOf(store)).head);
+  });
+
+  it('answers a member that cannot record its input with the failure; its change is not published', async () => {
+    const store = privateStore();
+    const { writers, endpoint } = await writersOn(store, 3);
+    const [holder, broken, fine] = writers as [Participant, Participant, Participant];
+    const { result: holderResult, release } = await holderBlockedInCas(store, holder);
+    // A directory where the record goes: writing it fails (rename over a directory).
+    const record = join(await privateDirOf(broken), 'target.json');
+    await rm(record, { force: true });
+    await mkdir(join(record, 'in-the-way'), { recursive: true });
+    await put(broken.dir, 'broken.md', 'broken\n');
+    await put(fine.dir, 'fine.md', 'fine\n');
+    const brokenRefused = rejection(broken.service.commit({ message: 'broken' }));
+    const fineResult = fine.service.commit({ message: 'fine' });
+    await until(() => queuedAt(endpoint) === 2, 'two members queued');
+    release();
+    expect((await holderResult).code).toBe('OK');
+    expect((await fineResult).code).toBe('OK');
+    const refused = await brokenRefused;
+    expect(refused.code).toBe('ENGINE_FAILED');
+    expect((await lastIncrementCommits(store)).commits.map((c) => c.message)).toEqual(['fine']);
+    // Its edit stays in L, unpublished.
+    expect(await get(broken.dir, 'broken.md')).toBe('broken\n');
   });
 });
+
+/** The one P directory below a participant's private root. */
+async function privateDirOf(p: Participant): Promise<string> {
+  const notebooks = join(p.privateRoot, 'notebooks');
+  const [key] = await readdir(notebooks);
+  return join(notebooks, key as string);
+}

@@ -21,7 +21,12 @@ import {
 } from '@slivingdoc/engine';
 import { importPack } from '@slivingdoc/merge';
 import { openMemoryObjectDb } from '@slivingdoc/merge/testing';
-import { CURRENT_KEY, createEmbeddedStore, decodeManifest } from '@slivingdoc/store';
+import {
+  CURRENT_KEY,
+  createEmbeddedStore,
+  decodeManifest,
+  type ObjectStore,
+} from '@slivingdoc/store';
 import { type CliRun, runCli } from '../cli';
 import { withService } from '../store-spec';
 
@@ -64,14 +69,8 @@ const MEMBERS = 3;
 
 const firstLine = (run: CliRun) => (run.stdout.split('\n')[0] ?? '').trim();
 
-/**
- * Runs one case: holder `h`, members `m0…m2` (with `killMember`, `m0` is SIGKILLed while it
- * waits), every directory pulled after a base commit, each with one new file to commit.
- */
-export async function runGroupCrashCase(
-  failpoint: FailpointName,
-  opts: { killMember: boolean },
-): Promise<GroupCrashReport> {
+/** A store, P and workspace of one case: `h` and the members' directories under one root. */
+async function caseRoots(dirs: string[]) {
   const root = await mkdtemp(join(tmpdir(), 'slivingdoc-group-crash-'));
   const storeDir = join(root, 'store');
   const env = {
@@ -83,8 +82,6 @@ export async function runGroupCrashCase(
     SLIVINGDOC_TEST_GATE_SCOPE: root,
     LOG_LEVEL: 'error',
   };
-  const problems: string[] = [];
-  const dirs = ['h', ...Array.from({ length: MEMBERS }, (_, i) => `m${i}`)];
   const at = (dir: string) => ({
     spec: { kind: 'embedded' as const, dir: storeDir, prefix: 'slivingdoc' },
     privateRoot: env.SLIVINGDOC_PRIVATE_ROOT,
@@ -92,6 +89,49 @@ export async function runGroupCrashCase(
     notebookDir: join(root, 'ws', dir),
   });
   for (const dir of dirs) await mkdir(join(root, 'ws', dir), { recursive: true });
+  const store = await createEmbeddedStore({ dir: storeDir, prefix: 'slivingdoc' });
+  const endpoint = groupEndpoint({ store, gateScope: root });
+  return { root, env, at, store, endpoint };
+}
+
+/**
+ * Every commit message from `current`'s head back to its checkpoint, with its count (a missing
+ * pack is one of the `problems`); `undefined` when there is no `current`.
+ */
+async function publishedMessages(
+  store: ObjectStore,
+  problems: string[],
+): Promise<Map<string, number> | undefined> {
+  const current = await store.get(CURRENT_KEY);
+  if (current === undefined) return undefined;
+  const manifest = decodeManifest(current.body);
+  const db = openMemoryObjectDb();
+  for (const descriptor of [manifest.checkpoint, ...manifest.increments]) {
+    const pack = await store.get(descriptor.key);
+    if (pack === undefined) problems.push(`pack ${descriptor.key} is missing`);
+    else await importPack(db, pack.body);
+  }
+  const messages = new Map<string, number>();
+  for (let oid: string | undefined = manifest.head; oid !== undefined; ) {
+    const commit = await db.readCommit(oid);
+    const message = Buffer.from(commit.message).toString('utf8');
+    messages.set(message, (messages.get(message) ?? 0) + 1);
+    oid = oid === manifest.checkpoint.head ? undefined : commit.parent;
+  }
+  return messages;
+}
+
+/**
+ * Runs one case: holder `h`, members `m0…m2` (with `killMember`, `m0` is SIGKILLed while it
+ * waits), every directory pulled after a base commit, each with one new file to commit.
+ */
+export async function runGroupCrashCase(
+  failpoint: FailpointName,
+  opts: { killMember: boolean },
+): Promise<GroupCrashReport> {
+  const dirs = ['h', ...Array.from({ length: MEMBERS }, (_, i) => `m${i}`)];
+  const { root, env, at, store, endpoint } = await caseRoots(dirs);
+  const problems: string[] = [];
   await withService(at('h'), {});
   await writeFile(join(root, 'ws', 'h', 'base.md'), 'base\n');
   await withService(at('h'), { commit: 'base' });
@@ -114,8 +154,6 @@ export async function runGroupCrashCase(
     },
   );
   // The holder serves its group (and pauses right after, reading `current`).
-  const store = await createEmbeddedStore({ dir: storeDir, prefix: 'slivingdoc' });
-  const endpoint = groupEndpoint({ store, gateScope: root });
   while (!(await listening(endpoint))) await sleep(100);
   await sleep(500);
   const memberChildren: ChildProcess[] = [];
@@ -164,25 +202,10 @@ export async function runGroupCrashCase(
 
   // Every directory once more, now that every follow-up published: L must then equal R.
   for (const dir of dirs) await withService(at(dir), {});
-  const current = await store.get(CURRENT_KEY);
-  if (current === undefined) {
+  const messages = await publishedMessages(store, problems);
+  if (messages === undefined) {
     problems.push('current is absent');
     return { failpoint, holderKilled, membersOk: acknowledged.length, problems };
-  }
-  const manifest = decodeManifest(current.body);
-  // History from the head back to the first checkpoint: each commit message at most once.
-  const db = openMemoryObjectDb();
-  for (const descriptor of [manifest.checkpoint, ...manifest.increments]) {
-    const pack = await store.get(descriptor.key);
-    if (pack === undefined) problems.push(`pack ${descriptor.key} is missing`);
-    else await importPack(db, pack.body);
-  }
-  const messages = new Map<string, number>();
-  for (let oid: string | undefined = manifest.head; oid !== undefined; ) {
-    const commit = await db.readCommit(oid);
-    const message = Buffer.from(commit.message).toString('utf8');
-    messages.set(message, (messages.get(message) ?? 0) + 1);
-    oid = oid === manifest.checkpoint.head ? undefined : commit.parent;
   }
   for (const [message, count] of messages)
     if (count > 1) problems.push(`${JSON.stringify(message)} was published ${count} times`);
@@ -202,4 +225,68 @@ export async function runGroupCrashCase(
     }
   }
   return { failpoint, holderKilled, membersOk: acknowledged.length, problems };
+}
+
+/** The outcome of the case of a member killed after the group's CAS landed. */
+export interface MemberKilledReport {
+  /** True when the member died of SIGKILL (at its first read of `current` after the verdict). */
+  memberKilled: boolean;
+  /** True when the member's commit is in R: the group's CAS carried it. */
+  memberPublished: boolean;
+  problems: string[];
+}
+
+/**
+ * A holder `h` and one member `m` append a line each to one shared file. The holder pauses
+ * right after reading `current` in its turn, the member queues; the holder then publishes
+ * both, and the member is SIGKILLed at its first read of `current` after its OK verdict:
+ * after the group's CAS landed, before it rewrote L or recorded a baseline. Its next call (a
+ * real `pull`) must answer OK with L equal to R and every line exactly once (docs/engine.md,
+ * "A member's publication input").
+ */
+export async function runMemberKilledAfterCas(): Promise<MemberKilledReport> {
+  const { root, env, at, store, endpoint } = await caseRoots(['h', 'm', 'witness']);
+  const shared = (dir: string) => join(root, 'ws', dir, 'shared.md');
+  const problems: string[] = [];
+  await withService(at('h'), {});
+  await writeFile(shared('h'), 'base\n');
+  await withService(at('h'), { commit: 'base' });
+  await withService(at('m'), {});
+  await writeFile(shared('h'), 'base\nline of h\n');
+  await writeFile(shared('m'), 'base\nline of m\n');
+
+  let holderChild: ChildProcess | undefined;
+  const holder = runCli(
+    ['commit', join(root, 'ws', 'h'), '-m', 'commit h'],
+    { ...env, [FAILPOINTS_ENV]: `${FAILPOINT.afterReadCurrent}=pause` },
+    { onSpawn: (child) => (holderChild = child) },
+  );
+  while (!(await listening(endpoint))) await sleep(100);
+  // The member reads `current` first after its verdict (before that it only joins the group).
+  const member = runCli(['commit', join(root, 'ws', 'm'), '-m', 'commit m'], {
+    ...env,
+    [FAILPOINTS_ENV]: `${FAILPOINT.afterReadCurrent}=kill`,
+  });
+  await sleep(SETTLE_MS);
+  holderChild?.kill(FAILPOINT_RESUME_SIGNAL);
+  const [holderRun, memberRun] = await Promise.all([holder, member]);
+  if (!firstLine(holderRun).startsWith('OK'))
+    problems.push(`the holder answered ${firstLine(holderRun) || holderRun.stderr.slice(-300)}`);
+  const messages = await publishedMessages(store, problems);
+  const memberPublished = messages?.get('commit m') === 1;
+
+  // The member's next call, a real process like the killed one.
+  const pull = await runCli(['pull', join(root, 'ws', 'm')], env);
+  if (!firstLine(pull).startsWith('OK'))
+    problems.push(`the member's pull answered ${firstLine(pull) || pull.stderr.slice(-300)}`);
+  await withService(at('witness'), {});
+  const accepted = await readFile(shared('witness'), 'utf8');
+  for (const line of ['base', 'line of h', 'line of m']) {
+    const count = accepted.split('\n').filter((l) => l === line).length;
+    if (count !== 1) problems.push(`R holds ${JSON.stringify(line)} ${count} times`);
+  }
+  const mine = await readFile(shared('m'), 'utf8');
+  if (mine !== accepted)
+    problems.push(`L of m is ${JSON.stringify(mine)}, R is ${JSON.stringify(accepted)}`);
+  return { memberKilled: memberRun.signal === 'SIGKILL', memberPublished, problems };
 }

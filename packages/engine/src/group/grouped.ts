@@ -5,7 +5,7 @@
  * the gate unavailable or the waiting budget spent, the caller attempts as without grouping.
  */
 import type { FileStat } from '@slivingdoc/envelope';
-import type { OwnChange, Settled } from '../attempt';
+import { type OwnChange, recordOwnInput, type Settled } from '../attempt';
 import type { CallState, DirContext } from '../context';
 import { publicationUnproven } from '../errors';
 import { groupEndpoint, type PublicationGate } from '../gate';
@@ -115,6 +115,14 @@ export async function commitGrouped(
       const joined = await joinGroup(address, change, {
         signal: call.signal,
         deadline: gate.deadline,
+        // As a solo attempt does before its CAS: a kill after the group's CAS landed must not
+        // make the next call publish these lines again.
+        record: (prepared) =>
+          recordOwnInput(ctx, own, {
+            generation: BigInt(prepared.generation),
+            head: prepared.head,
+            tree: prepared.tree,
+          }),
       });
       if (joined.kind === 'accepted') {
         return { ...joined, kind: 'member', commit: undefined };
@@ -123,6 +131,8 @@ export async function commitGrouped(
         call.remoteAccepted = 'unknown';
         throw publicationUnproven();
       }
+      // Not acknowledged, so in no CAS: the failure (say a full disk) is this call's answer.
+      if (joined.kind === 'unrecorded') throw joined.error;
       if (joined.kind === 'withdrawn') {
         if (joined.why === 'aborted') call.signal?.throwIfAborted();
         return { kind: 'ungrouped' };

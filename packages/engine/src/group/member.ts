@@ -1,6 +1,8 @@
 /**
  * A member's side of group commit: connect to the holder's group endpoint, send the change,
- * then wait for `taken`, any number of `prepared` (the latest counts) and one verdict. Before
+ * then wait for `taken`, any number of `prepared` (the latest counts) and one verdict. Each
+ * `prepared` is recorded (the caller's `record`: its publication input, in its P) before it is
+ * acknowledged with `recorded`; the holder sends no CAS a member has not acknowledged. Before
  * it is taken a member can withdraw (cancellation, or its gate budget spent); once taken its
  * change may be in a CAS, so it waits for the verdict. A connection that ends without one means
  * the holder is gone: the caller then learns from the store what happened (see `prepared`).
@@ -12,6 +14,7 @@ import {
   decodeHolderMessage,
   type ExclusionReason,
   encodeJoin,
+  encodeRecorded,
   type MemberChange,
   type PreparedWire,
 } from './messages';
@@ -26,7 +29,12 @@ export type JoinOutcome =
   /** Withdrawn before being taken: the signal was aborted, or the gate budget ran out. */
   | { kind: 'withdrawn'; why: 'aborted' | 'deadline' }
   /** The connection ended without a verdict; `prepared` is the last proposal announced. */
-  | { kind: 'holder-gone'; prepared: PreparedWire | undefined };
+  | { kind: 'holder-gone'; prepared: PreparedWire | undefined }
+  /**
+   * Recording a `prepared` failed: the member closed its connection without acknowledging it,
+   * so no CAS carrying its change is sent (`error` is the recording's failure).
+   */
+  | { kind: 'unrecorded'; error: unknown };
 
 /** Connects to `address`; `undefined` when nobody listens there. */
 function connectTo(address: string): Promise<Socket | undefined> {
@@ -46,12 +54,18 @@ function connectTo(address: string): Promise<Socket | undefined> {
 
 /**
  * Offers `change` to the group served at `address` and waits for its outcome. `deadline`
- * (epoch ms) bounds only the wait before being taken.
+ * (epoch ms) bounds only the wait before being taken. `record` records a `prepared` in P
+ * (in the order received) before it is acknowledged; the outcome is returned only once every
+ * recording started has finished, so nothing writes the record after this returns.
  */
 export async function joinGroup(
   address: string,
   change: MemberChange,
-  opts: { signal: AbortSignal | undefined; deadline: number },
+  opts: {
+    signal: AbortSignal | undefined;
+    deadline: number;
+    record: (prepared: PreparedWire) => Promise<void>;
+  },
 ): Promise<JoinOutcome> {
   const socket = await connectTo(address);
   if (socket === undefined) return { kind: 'refused' };
@@ -60,13 +74,31 @@ export async function joinGroup(
     let withdrawing: 'aborted' | 'deadline' | undefined;
     let prepared: PreparedWire | undefined;
     let settled = false;
+    let recording: Promise<void> = Promise.resolve();
+    let unrecorded: { error: unknown } | undefined;
     const settle = (outcome: JoinOutcome) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
       opts.signal?.removeEventListener('abort', onAbort);
       socket.destroy();
-      resolve(outcome);
+      void recording.then(() =>
+        resolve(unrecorded ? { kind: 'unrecorded', ...unrecorded } : outcome),
+      );
+    };
+    /** Records one `prepared`, then acknowledges it; a failure closes the connection unacked. */
+    const recordAndAck = (wire: PreparedWire) => {
+      recording = recording.then(async () => {
+        if (unrecorded !== undefined) return;
+        try {
+          await opts.record(wire);
+        } catch (error) {
+          unrecorded = { error };
+          socket.destroy();
+          return;
+        }
+        await writeFrame(socket, encodeRecorded(wire.publication)).catch(() => {});
+      });
     };
     const withdraw = (why: 'aborted' | 'deadline') => {
       if (taken || withdrawing !== undefined) return;
@@ -100,6 +132,7 @@ export async function joinGroup(
             taken = true;
             const { t: _t, ...wire } = message;
             prepared = wire;
+            recordAndAck(wire);
             return;
           }
           case 'accepted':

@@ -34,7 +34,8 @@ export type HolderMessage =
  * Sent to every member of a group before its CAS: what the member needs to find out from the
  * store alone whether the group landed (its publication id, the chain position it targets, the
  * ETag it is conditioned on), and what it then accepts (the manifest generation the CAS
- * produces, the group's head, the member's own commit in the chain).
+ * produces, the group's head and tree, the member's own commit in the chain). The member
+ * records it as its publication input and answers `recorded` before the holder sends the CAS.
  */
 export interface PreparedWire {
   publication: string;
@@ -42,6 +43,7 @@ export interface PreparedWire {
   conditionedOn: string | null;
   generation: string;
   head: string;
+  tree: string;
   commit: string;
 }
 
@@ -124,6 +126,18 @@ export function isWithdraw(raw: Record<string, unknown>): boolean {
   return raw.t === 'withdraw' && onlyKeys(raw, ['t']);
 }
 
+/** A member's acknowledgement of one `prepared`: its publication input is recorded in its P. */
+export function encodeRecorded(publication: string): object {
+  return { t: 'recorded', publication };
+}
+
+/** The publication id a member's `recorded` names; `undefined` when it is no valid one. */
+export function recordedPublication(raw: Record<string, unknown>): string | undefined {
+  if (raw.t !== 'recorded' || !onlyKeys(raw, ['t', 'publication'])) return undefined;
+  const { publication } = raw;
+  return typeof publication === 'string' && publication.length > 0 ? publication : undefined;
+}
+
 function isFileStat(value: unknown): value is FileStat {
   return (
     isRecord(value) &&
@@ -142,7 +156,7 @@ export function decodeHolderMessage(raw: Record<string, unknown>): HolderMessage
     case 'unproven':
       return onlyKeys(raw, ['t']) ? { t: raw.t } : undefined;
     case 'prepared': {
-      const { publication, position, conditionedOn, generation, head, commit } = raw;
+      const { publication, position, conditionedOn, generation, head, tree, commit } = raw;
       const keys = [
         't',
         'publication',
@@ -150,6 +164,7 @@ export function decodeHolderMessage(raw: Record<string, unknown>): HolderMessage
         'conditionedOn',
         'generation',
         'head',
+        'tree',
         'commit',
       ];
       if (!onlyKeys(raw, keys)) return undefined;
@@ -158,8 +173,18 @@ export function decodeHolderMessage(raw: Record<string, unknown>): HolderMessage
       if (conditionedOn !== null && typeof conditionedOn !== 'string') return undefined;
       if (typeof generation !== 'string' || !DECIMAL.test(generation)) return undefined;
       if (typeof head !== 'string' || !OID.test(head)) return undefined;
+      if (typeof tree !== 'string' || !OID.test(tree)) return undefined;
       if (typeof commit !== 'string' || !OID.test(commit)) return undefined;
-      return { t: 'prepared', publication, position, conditionedOn, generation, head, commit };
+      return {
+        t: 'prepared',
+        publication,
+        position,
+        conditionedOn,
+        generation,
+        head,
+        tree,
+        commit,
+      };
     }
     case 'accepted': {
       const { generation, head, files } = raw;

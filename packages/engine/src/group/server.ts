@@ -2,16 +2,24 @@
  * The holder's side of group commit: while a process holds the publication gate it listens on
  * the group endpoint, where other local writers queue their changes (`join`). A round takes
  * whoever is queued (bounded by a member count and a byte budget) and answers each taken
- * member exactly once; closing the endpoint sends every member not taken `later`. A member's
- * connection may drop at any moment: a queued member is forgotten, a taken one stays in its
- * round (its change may land; its next call pulls it). A malformed or oversized message drops
- * its sender and nothing else.
+ * member exactly once; closing the endpoint sends every member not taken `later`. A taken
+ * member acknowledges each `prepared` with `recorded` once its publication input is in its P
+ * (docs/engine.md, "A member's publication input"). A member's connection may drop at any
+ * moment: a queued member is forgotten; a taken one is answered by its round, which leaves it
+ * out of any CAS it has not acknowledged. A malformed or oversized message drops its sender
+ * and nothing else.
  */
 import { unlink } from 'node:fs/promises';
 import { createServer, type Server, type Socket } from 'node:net';
 import type { EngineLogger } from '../config';
 import { readFrames, writeFrame } from './frames';
-import { decodeJoin, type HolderMessage, isWithdraw, type MemberChange } from './messages';
+import {
+  decodeJoin,
+  type HolderMessage,
+  isWithdraw,
+  type MemberChange,
+  recordedPublication,
+} from './messages';
 
 /** A member taken into a round: its change and the way to answer it. */
 export interface TakenMember {
@@ -22,6 +30,13 @@ export interface TakenMember {
   finish(message: HolderMessage): Promise<void>;
   /** Ends the connection without a verdict: the member learns the outcome from the store. */
   abandon(): void;
+  /** True once the member's connection has closed. */
+  readonly gone: boolean;
+  /**
+   * Resolves `true` once the member acknowledged the `prepared` of `publication` (its
+   * publication input is recorded), `false` when its connection closes first or `giveUp` aborts.
+   */
+  recorded(publication: string, giveUp: AbortSignal): Promise<boolean>;
 }
 
 interface Connection {
@@ -29,12 +44,45 @@ interface Connection {
   state: 'connected' | 'queued' | 'taken' | 'done';
   change?: MemberChange;
   bytes: number;
+  closed: boolean;
+  /** The publication id of the latest `prepared` the member acknowledged. */
+  recorded: string | undefined;
+  /** Checks of pending {@link TakenMember.recorded} waits, run on every ack and on close. */
+  readonly waiters: Set<() => void>;
+}
+
+function wake(connection: Connection): void {
+  for (const waiter of [...connection.waiters]) waiter();
 }
 
 function changeBytes(change: MemberChange): number {
   let bytes = change.message.byteLength;
   for (const blob of change.blobs.values()) bytes += blob.byteLength;
   return bytes;
+}
+
+/** See {@link TakenMember.recorded}. */
+function awaitRecorded(
+  connection: Connection,
+  publication: string,
+  giveUp: AbortSignal,
+): Promise<boolean> {
+  return new Promise((resolve) => {
+    const done = (ok: boolean) => {
+      giveUp.removeEventListener('abort', onGiveUp);
+      connection.waiters.delete(check);
+      resolve(ok);
+    };
+    const check = () => {
+      if (connection.recorded === publication) done(true);
+      else if (connection.closed) done(false);
+    };
+    const onGiveUp = () => done(false);
+    connection.waiters.add(check);
+    giveUp.addEventListener('abort', onGiveUp, { once: true });
+    check();
+    if (giveUp.aborted) done(false);
+  });
 }
 
 /** The endpoints this process serves, by address (for {@link queuedAt}). */
@@ -83,10 +131,19 @@ export class GroupServer {
   }
 
   #accept(socket: Socket): void {
-    const connection: Connection = { socket, state: 'connected', bytes: 0 };
+    const connection: Connection = {
+      socket,
+      state: 'connected',
+      bytes: 0,
+      closed: false,
+      recorded: undefined,
+      waiters: new Set(),
+    };
     this.#connections.add(connection);
     socket.on('error', () => {});
     socket.once('close', () => {
+      connection.closed = true;
+      wake(connection);
       this.#connections.delete(connection);
       if (connection.state === 'queued' || connection.state === 'connected') {
         this.#dequeue(connection);
@@ -113,15 +170,23 @@ export class GroupServer {
       this.#queue.push(connection);
       return;
     }
-    if (!isWithdraw(raw)) {
+    if (isWithdraw(raw)) {
+      // Once taken, a member's change may be in a CAS: it stays, and is answered as usual.
+      if (connection.state !== 'queued') return;
+      this.#dequeue(connection);
+      connection.state = 'done';
+      void this.#finish(connection, { t: 'withdrawn' });
+      return;
+    }
+    const publication = recordedPublication(raw);
+    if (publication === undefined || connection.state === 'queued') {
       this.#drop(connection);
       return;
     }
-    // Once taken, a member's change may be in a CAS: it stays, and is answered as usual.
-    if (connection.state !== 'queued') return;
-    this.#dequeue(connection);
-    connection.state = 'done';
-    void this.#finish(connection, { t: 'withdrawn' });
+    // An ack after the verdict (the member was left out meanwhile) changes nothing.
+    if (connection.state !== 'taken') return;
+    connection.recorded = publication;
+    wake(connection);
   }
 
   #drop(connection: Connection): void {
@@ -178,6 +243,10 @@ export class GroupServer {
         connection.state = 'done';
         connection.socket.destroy();
       },
+      get gone() {
+        return connection.closed;
+      },
+      recorded: (publication, giveUp) => awaitRecorded(connection, publication, giveUp),
     };
   }
 

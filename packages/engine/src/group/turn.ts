@@ -21,7 +21,7 @@ import { publishHead } from '../publish';
 import { type Current, loadRemote, type RemoteView } from '../remote';
 import { threeWayMerge } from '../three-way';
 import { remoteBusy } from '../verdicts';
-import type { ExclusionReason, MemberChange } from './messages';
+import type { ExclusionReason, HolderMessage, MemberChange } from './messages';
 import { GroupServer, type TakenMember } from './server';
 
 /** Members per round, the holder included (bounds the merge work and the pack). */
@@ -148,6 +148,55 @@ async function mergeMember(
 type Landed = 'no' | 'unknown' | 'yes';
 
 /**
+ * How long a holder waits, before its CAS, for the members' acknowledgements of `prepared`
+ * (each: one local round trip and one small file write, all in parallel): until
+ * {@link RECORD_IDLE_MS} pass without a new one, and never longer than {@link RECORD_WAIT_MS}
+ * in all. A member that has not acknowledged by then is left out of that CAS: it may have died
+ * before recording its input, and a change that lands unrecorded comes back as the member's
+ * own edit (docs/engine.md, "A member's publication input"). Idle rather than total, so a
+ * hundred members on a loaded machine, acknowledging one after another, are not cut off; only
+ * a stopped or starved member uses it up (a killed one closes its connection, which ends its
+ * wait at once).
+ */
+export const RECORD_IDLE_MS = 2_000;
+/** See {@link RECORD_IDLE_MS}. */
+export const RECORD_WAIT_MS = 10_000;
+
+/**
+ * Sends `prepared` (with each member's own commit) to every placed member, flushed to the
+ * kernel, and waits for each one's `recorded` (see {@link RECORD_IDLE_MS}); returns those that
+ * did not acknowledge (gone, late, or answering something malformed).
+ */
+async function unrecordedMembers(
+  placed: { member: Ready; placed: Placed }[],
+  prepared: Omit<Extract<HolderMessage, { t: 'prepared' }>, 'commit'>,
+): Promise<TakenMember[]> {
+  if (placed.length === 0) return [];
+  const giveUp = new AbortController();
+  const stop = () => giveUp.abort();
+  const cap = setTimeout(stop, RECORD_WAIT_MS);
+  let idle = setTimeout(stop, RECORD_IDLE_MS);
+  try {
+    const recorded = await Promise.all(
+      placed.map(async ({ member, placed: mine }) => {
+        const { taken } = member;
+        const sent = await taken.send({ ...prepared, commit: mine.commit });
+        const ok = sent && (await taken.recorded(prepared.publication, giveUp.signal));
+        if (ok && !giveUp.signal.aborted) {
+          clearTimeout(idle);
+          idle = setTimeout(stop, RECORD_IDLE_MS);
+        }
+        return ok;
+      }),
+    );
+    return placed.filter((_, i) => !recorded[i]).map(({ member }) => member.taken);
+  } finally {
+    clearTimeout(cap);
+    clearTimeout(idle);
+  }
+}
+
+/**
  * One round: takes the queued members, then attempts up to `attempts` times (a lost race
  * re-merges everyone still in on the new R). Returns the holder's own step when `own` is given.
  */
@@ -168,12 +217,21 @@ async function runRound(
     let ownStep: Exclude<Settled, { kind: 'accepted' }> | undefined;
     let ownError: unknown;
     let observed: Current | undefined;
-    for (let attempt = 0; attempt < attempts; attempt += 1) {
-      if (attempt > 0) await backoffPrefetching(ctx, call, attempt - 1, observed);
+    let tookMembers = false;
+    let backoffDue = false;
+    // `lost` counts lost races (SPEC §9's retries). An attempt withheld because a member did not
+    // record its input leaves that member out and re-merges at once: it lost no race, and each
+    // one removes a member, so there are at most as many as members.
+    for (let lost = 0; lost < attempts; ) {
+      if (backoffDue) {
+        backoffDue = false;
+        await backoffPrefetching(ctx, call, lost - 1, observed);
+      }
       const remote = await loadRemote(ctx, call, own?.entry.base);
       call.stage = 'merge';
       // Taken once R is read: whoever queued meanwhile joins too, and nobody waits for it.
-      if (attempt === 0) {
+      if (!tookMembers) {
+        tookMembers = true;
         const room = own ? MAX_GROUP_MEMBERS - 1 : MAX_GROUP_MEMBERS;
         for (const member of server?.take(room, GROUP_BYTE_BUDGET) ?? []) {
           open.add(member);
@@ -198,6 +256,11 @@ async function runRound(
       const placed: { member: Ready; placed: Placed }[] = [];
       for (const member of members) {
         if (!open.has(member.taken)) continue;
+        // Gone before it could record anything: its change must not land (see `beforeCas`).
+        if (member.taken.gone) {
+          await answer(member.taken, { t: 'excluded', reason: 'solo' });
+          continue;
+        }
         const merged = await mergeMember(ctx, member, remote, chain.entries);
         if (typeof merged === 'string') {
           await answer(member.taken, { t: 'excluded', reason: merged });
@@ -222,25 +285,29 @@ async function runRound(
             if (own !== undefined && ownPlaced !== undefined)
               await recordOwnInput(ctx, own, target);
             cas.landed = 'unknown';
-            // Flushed to the kernel before the CAS: a member still reads it if we die now.
-            await Promise.all(
-              placed.map(({ member, placed: mine }) =>
-                member.taken.send({
-                  t: 'prepared',
-                  publication: target.publication,
-                  position: String(target.position),
-                  conditionedOn: target.conditionedOn ?? null,
-                  generation: String(target.generation),
-                  head: last.commit,
-                  commit: mine.commit,
-                }),
-              ),
-            );
+            const unrecorded = await unrecordedMembers(placed, {
+              t: 'prepared',
+              publication: target.publication,
+              position: String(target.position),
+              conditionedOn: target.conditionedOn ?? null,
+              generation: String(target.generation),
+              head: last.commit,
+              tree: last.tree,
+            });
+            if (unrecorded.length === 0) return undefined;
+            // Never sent: the members left out attempt alone; the rest re-merge without them.
+            cas.landed = 'no';
+            for (const member of unrecorded)
+              await answer(member, { t: 'excluded', reason: 'solo' });
+            return 'withhold';
           },
         },
       );
       if (!outcome.accepted) {
         cas.landed = 'no';
+        if (outcome.withheld) continue;
+        lost += 1;
+        backoffDue = true;
         observed = outcome.observed;
         continue;
       }
