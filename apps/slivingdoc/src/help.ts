@@ -3,7 +3,7 @@ import type { StoreDriver } from '@slivingdoc/store';
 import { defaultStoreDriver, selectorFlag, storeDrivers } from './config/store-registry';
 
 /** One option line: the flag and its value in a column of 32, then what it does. */
-const optionLine = (option: string, text: string): string => `  ${option.padEnd(32)}${text}`;
+const optionLine = (option: string, text: string): string => `  ${option.padEnd(31)} ${text}`;
 
 /**
  * A driver setting's line: what it is, its variables, and when it applies (a selecting
