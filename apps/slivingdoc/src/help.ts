@@ -1,12 +1,47 @@
 /** The `-h` texts: printed to stdout, exit 0 (docs/cli.md is the full reference). */
+import type { StoreDriver } from '@slivingdoc/store';
+import { defaultStoreDriver, selectorFlag, storeDrivers } from './config/store-registry';
+
+/** One option line: the flag and its value in a column of 32, then what it does. */
+const optionLine = (option: string, text: string): string => `  ${option.padEnd(31)} ${text}`;
+
+/**
+ * A driver setting's line: what it is, its variables, and when it applies (a selecting
+ * setting names the default store; the other settings of a selected driver need it).
+ */
+function driverSettingLine(driver: StoreDriver, name: string): string {
+  const setting = driver.settings[name]!;
+  const selector = selectorFlag(driver);
+  const rule =
+    selector === undefined
+      ? ''
+      : driver.selectedBy?.setting === name
+        ? `; none: the ${defaultStoreDriver.title}`
+        : `, needs --${selector}`;
+  return optionLine(
+    `--${setting.flag} ${setting.placeholder}`,
+    `${setting.help} (${setting.env.join(', ')})${rule}`,
+  );
+}
+
+/** The selecting settings of every driver, then the prefix, then every other driver setting. */
+const DRIVER_OPTIONS = [
+  ...storeDrivers.flatMap((driver) =>
+    driver.selectedBy ? [driverSettingLine(driver, driver.selectedBy.setting)] : [],
+  ),
+  optionLine(
+    '--prefix <prefix>',
+    'key prefix (SLIVINGDOC_PREFIX), default slivingdoc; --prefix= is the bucket root',
+  ),
+  ...storeDrivers.flatMap((driver) =>
+    Object.keys(driver.settings)
+      .filter((name) => name !== driver.selectedBy?.setting)
+      .map((name) => driverSettingLine(driver, name)),
+  ),
+].join('\n');
 
 const STORE_OPTIONS = `Store and notebook options (flags override environment variables, which override defaults):
-  --bucket <name>                 S3 bucket (SLIVINGDOC_BUCKET); none: the embedded store
-  --prefix <prefix>               key prefix (SLIVINGDOC_PREFIX), default slivingdoc; --prefix= is the bucket root
-  --region <region>               S3 region (AWS_REGION), needs --bucket
-  --endpoint <url>                S3-compatible endpoint (AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL), needs --bucket
-  --path-style <true|false>       path-style S3 addressing (SLIVINGDOC_PATH_STYLE), needs --bucket
-  --store-dir <dir>               embedded store directory (SLIVINGDOC_STORE_DIR)
+${DRIVER_OPTIONS}
   --workspace-root <dir>          directories callers may address (SLIVINGDOC_WORKSPACE_ROOT)
   --private-root <dir>            server-owned state (SLIVINGDOC_PRIVATE_ROOT)
   --writable <paths>              writable set, repeatable, ':'-separated (SLIVINGDOC_WRITABLE)

@@ -56,5 +56,12 @@ export type {
   RecoveryReport,
   SuccessResult,
 } from './results';
-export { createScrubber, PRIVATE_ROOT, REDACTED, type Scrubber, SECRET_ENV_VARS } from './scrubber';
+export {
+  createScrubber,
+  PRIVATE_ROOT,
+  REDACTED,
+  type Scrubber,
+  type ScrubberInit,
+  SECRET_ENV_NAME,
+} from './scrubber';
 export { candidText, successText } from './text';

@@ -17,12 +17,13 @@ export const REDACTED = '[redacted]';
 /** What the private root becomes; the rest of a path below it stays readable. */
 export const PRIVATE_ROOT = '[private]';
 
-/** The environment variables whose literal values are secrets. */
-export const SECRET_ENV_VARS = [
-  'AWS_ACCESS_KEY_ID',
-  'AWS_SECRET_ACCESS_KEY',
-  'AWS_SESSION_TOKEN',
-] as const;
+/**
+ * Without a list of secret variables, every environment variable whose name says it holds a
+ * secret is taken for one (`…SECRET…`, `…TOKEN…`, `…PASSWORD…`, `…CREDENTIAL…`, `…_KEY`,
+ * `…_KEY_ID`): a caller that forgets the list still never shows a credential. The app passes
+ * the secret variables its store drivers declare.
+ */
+export const SECRET_ENV_NAME = /SECRET|TOKEN|PASSWORD|PASSWD|CREDENTIAL|_KEY$|_KEY_ID$/i;
 
 /** Shorter values are not treated as secrets: scrubbing them would shred ordinary prose. */
 const MIN_SECRET_LENGTH = 4;
@@ -55,20 +56,33 @@ function privateRootPattern(root: string): RegExp | undefined {
   );
 }
 
-function secretValues(env: NodeJS.ProcessEnv): string[] {
-  return SECRET_ENV_VARS.map((name) => env[name] ?? '')
+function secretValues(env: NodeJS.ProcessEnv, names: readonly string[] | undefined): string[] {
+  const secretNames = names ?? Object.keys(env).filter((name) => SECRET_ENV_NAME.test(name));
+  return secretNames
+    .map((name) => env[name] ?? '')
     .filter((value) => value.length >= MIN_SECRET_LENGTH)
     .sort((a, b) => b.length - a.length);
 }
 
+/** What {@link createScrubber} hides. */
+export interface ScrubberInit {
+  /** The private root, replaced by `[private]`. */
+  privateRoot?: string;
+  /** The environment whose secret values are hidden (default `process.env`, read once). */
+  env?: NodeJS.ProcessEnv;
+  /**
+   * The variables of `env` whose values are secrets (the app passes its store drivers'
+   * declarations); default: every variable whose name matches {@link SECRET_ENV_NAME}.
+   */
+  secretEnvVars?: readonly string[];
+}
+
 /**
- * Builds the scrubber for one process: the private root it must hide and the environment
- * whose AWS secret values it must hide (default `process.env`, read once).
+ * Builds the scrubber for one process: the private root it must hide and the secret values of
+ * the environment it must hide.
  */
-export function createScrubber(
-  init: { privateRoot?: string; env?: NodeJS.ProcessEnv } = {},
-): Scrubber {
-  const secrets = secretValues(init.env ?? process.env);
+export function createScrubber(init: ScrubberInit = {}): Scrubber {
+  const secrets = secretValues(init.env ?? process.env, init.secretEnvVars);
   const rootPattern = init.privateRoot ? privateRootPattern(init.privateRoot) : undefined;
 
   const credentials = (s: string): string => {

@@ -74,6 +74,36 @@ describe('scrubber.text', () => {
   });
 });
 
+describe('which environment variables are secret', () => {
+  const values = {
+    AWS_SECRET_ACCESS_KEY: 'aws-secret-value',
+    GCS_HMAC_SECRET: 'gcs-secret-value',
+    AZURE_STORAGE_KEY: 'azure-key-value',
+    GITHUB_TOKEN: 'github-token-value',
+    DB_PASSWORD: 'db-password-value',
+    GOOGLE_APPLICATION_CREDENTIALS: '/etc/gcs-credentials.json',
+    SLIVINGDOC_BUCKET: 'bucket-name-value',
+    HOME: '/home/agent',
+  };
+  const all = Object.values(values).join(' ');
+
+  it('hides exactly the variables it is given', () => {
+    const s = createScrubber({ env: values, secretEnvVars: ['GCS_HMAC_SECRET', 'UNSET_NAME'] });
+    expect(s.text(all)).toBe(all.replace('gcs-secret-value', '[redacted]'));
+    expect(s.credentials('gcs-secret-value')).toBe('[redacted]');
+  });
+
+  it('hides none by name when given none', () => {
+    expect(createScrubber({ env: values, secretEnvVars: [] }).text(all)).toBe(all);
+  });
+
+  it('without a list, hides every variable whose name says it holds a secret', () => {
+    expect(createScrubber({ env: values }).text(all)).toBe(
+      '[redacted] [redacted] [redacted] [redacted] [redacted] [redacted] bucket-name-value /home/agent',
+    );
+  });
+});
+
 describe('scrubber.credentials (log causes)', () => {
   it('hides credentials but keeps ids and paths for operators', () => {
     const cause = `PUT http://k:s@h/b/${PRIVATE_ROOT}/${'a'.repeat(40)} as AKIAIOSFODNN7EXAMPLE with ${env.AWS_SECRET_ACCESS_KEY}`;

@@ -2,6 +2,18 @@
  * @slivingdoc/store — bytes, keys, ETags and the manifest (SPEC §7). Knows nothing of git,
  * merging or MCP.
  */
+export {
+  type DriverContext,
+  parseBooleanSetting,
+  type SettingContext,
+  type SettingValues,
+  type StoreConfigBase,
+  type StoreDriver,
+  type StoreLocation,
+  type StoreSetting,
+  StoreSettingError,
+  type StoreSettings,
+} from './driver';
 export { isStoreError, StoreError, type StoreErrorKind } from './errors';
 export {
   assertPrefix,
@@ -41,13 +53,18 @@ export {
 export { validateManifest } from './manifest/validate';
 export {
   batches,
+  type ConditionForms,
   DELETE_BATCH_SIZE,
-  type EtagForm,
   type ListedObject,
   type ObjectStore,
 } from './object-store';
 export { type ProbeOptions, type ProbeResult, runProbe } from './probe';
 export { createEmbeddedStore } from './stores/embedded';
+export {
+  type EmbeddedStoreConfig,
+  type EmbeddedStoreSettings,
+  embeddedStoreDriver,
+} from './stores/embedded-driver';
 export {
   createMemoryStore,
   type Fault,
@@ -59,8 +76,11 @@ export {
 export {
   classifyS3Error,
   createS3Store,
+  type EtagForm,
   MULTIPART_THRESHOLD,
   S3_REQUEST_TIMEOUT_MS,
+  type S3Store,
   type S3StoreOptions,
 } from './stores/s3';
+export { type S3StoreConfig, type S3StoreSettings, s3StoreDriver } from './stores/s3-driver';
 export { isUuidV7, newUuidV7 } from './uuid';

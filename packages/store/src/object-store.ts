@@ -1,12 +1,21 @@
-/** How a store wants the ETag written in `If-Match` (S3-compatible stores differ). */
-export type EtagForm = 'quoted' | 'bare';
-
 /** An object of a pack namespace, as `list` reports it. */
 export interface ListedObject {
   /** Relative key (`packs/increments/…`). */
   key: string;
   /** Size in bytes. */
   size: number;
+}
+
+/**
+ * The ways a store can phrase its conditional writes on the wire, for a backend whose servers
+ * disagree (each driver names its own forms; the S3 driver's are how `If-Match` quotes the
+ * ETag). The probe tries them in order and keeps the first the server honours.
+ */
+export interface ConditionForms {
+  /** The forms to try, the one in use first. */
+  candidates(): readonly string[];
+  /** Sends every later conditional write in `form`, one of the candidates. */
+  use(form: string): void;
 }
 
 /**
@@ -38,10 +47,8 @@ export interface ObjectStore {
   list(namespace: 'packs/'): Promise<ListedObject[]>;
   /** Deletes pack and probe keys (never `current`), in batches of at most 1,000. */
   deleteMany(keys: string[]): Promise<void>;
-  /** The ETag form sent in `If-Match` (S3 only; the probe chooses it). */
-  readonly etagForm?: EtagForm;
-  /** Switches the ETag form sent in `If-Match` (S3 only; called by the probe). */
-  useEtagForm?(form: EtagForm): void;
+  /** Present when the store can phrase conditions in more than one way (the probe picks). */
+  readonly conditionForms?: ConditionForms;
   /** Releases sockets and handles. */
   close?(): Promise<void>;
 }

@@ -1,6 +1,6 @@
 import { isStoreError, type StoreError } from './errors';
 import { probeKey } from './keys';
-import type { EtagForm, ObjectStore } from './object-store';
+import type { ObjectStore } from './object-store';
 import { newUuidV7 } from './uuid';
 
 /**
@@ -61,11 +61,11 @@ function describe(step: string, err: unknown): string {
   return `${step}: unexpected failure`;
 }
 
-/** A different ETag of the same shape: flips the last hex-ish character. */
+/** A different ETag of the same shape: flips its last letter or digit (quotes stay). */
 function wrongEtag(etag: string): string {
-  const bare = etag.replace(/"/g, '');
-  const last = bare.at(-1) === '0' ? '1' : '0';
-  return etag.replace(bare, `${bare.slice(0, -1)}${last}`);
+  const at = etag.search(/[0-9A-Za-z][^0-9A-Za-z]*$/);
+  if (at < 0) return `${etag}0`;
+  return `${etag.slice(0, at)}${etag[at] === '0' ? '1' : '0'}${etag.slice(at + 1)}`;
 }
 
 const realSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -74,8 +74,9 @@ const realSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(reso
  * The compatibility probe (SPEC §7), run at startup of every command that touches the store.
  * Under `probe/<uuidv7>` it proves: create-if-absent succeeds once and fails the second time;
  * the bytes and ETag read back; a wrong-ETag replace fails and changes nothing; a right-ETag
- * replace succeeds and is read back immediately. On a store that takes an ETag form (S3), it
- * tries the current form, then the other, and keeps the one the store honours.
+ * replace succeeds and is read back immediately. On a store that can phrase conditions in
+ * more than one way (`conditionForms`: the S3 driver's `If-Match` quoting), it tries each
+ * form in order and keeps the first the store honours.
  *
  * A transient failure (a timeout, a reset, a 5xx, throttling, an ambiguous answer to a
  * conditional write) never counts as a wrong answer: the half-known state of that attempt is
@@ -213,7 +214,7 @@ async function deleteProbeKey(
   }
 }
 
-/** Wrong-ETag then right-ETag replace, in each ETag form the store may want. */
+/** Wrong-ETag then right-ETag replace, in each condition form the store offers. */
 async function proveReplace(
   store: ObjectStore,
   key: string,
@@ -221,11 +222,10 @@ async function proveReplace(
   body: Uint8Array,
   onStep: (step: string) => void,
 ): Promise<void> {
-  const forms: (EtagForm | undefined)[] = store.useEtagForm
-    ? [store.etagForm ?? 'quoted', store.etagForm === 'bare' ? 'quoted' : 'bare']
-    : [undefined];
+  const choice = store.conditionForms;
+  const forms: readonly (string | undefined)[] = choice ? choice.candidates() : [undefined];
   for (const form of forms) {
-    if (form) store.useEtagForm!(form);
+    if (form !== undefined) choice!.use(form);
     onStep('wrong-ETag replace');
     await expectPrecondition(
       'wrong-ETag replace',

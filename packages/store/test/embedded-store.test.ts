@@ -1,9 +1,9 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { describeObjectStore } from '@slivingdoc/store/testing';
 import { afterAll, beforeAll } from 'vitest';
 import { createEmbeddedStore } from '../src';
-import { describeObjectStore } from './contract/describe-object-store';
 
 let dir: string;
 beforeAll(async () => {

@@ -1,4 +1,4 @@
+import { describeObjectStore } from '@slivingdoc/store/testing';
 import { createMemoryStore } from '../src';
-import { describeObjectStore } from './contract/describe-object-store';
 
 describeObjectStore('memory', async (prefix) => createMemoryStore({ prefix }));

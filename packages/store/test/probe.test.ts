@@ -75,6 +75,56 @@ describe('compatibility probe', () => {
     expect(await runProbe(await createEmbeddedStore({ dir, prefix: 'p' }))).toEqual({ ok: true });
   });
 
+  /**
+   * A memory store offering condition forms `a` and `b` (in use first: `a`), of which its
+   * server honours only `honoured`: a right-ETag replace in any other form is refused as if
+   * the ETag did not match (what Ceph RGW does with a quoted If-Match).
+   */
+  function storeWithForms(honoured: string | undefined) {
+    const store = createMemoryStore();
+    let form = 'a';
+    const used: string[] = [];
+    const wrapped: ObjectStore = {
+      ...store,
+      replaceIfMatch: (key, body, etag) => {
+        used.push(form);
+        if (form !== honoured) return store.replaceIfMatch(key, body, `${etag}-unmatched`);
+        return store.replaceIfMatch(key, body, etag);
+      },
+      conditionForms: {
+        candidates: () => [form, form === 'a' ? 'b' : 'a'],
+        use: (next) => {
+          form = next;
+        },
+      },
+    };
+    return { wrapped, used, form: () => form };
+  }
+
+  it('tries each condition form the store offers and keeps the first it honours', async () => {
+    const { wrapped, used, form } = storeWithForms('b');
+    expect(await runProbe(wrapped)).toEqual({ ok: true });
+    expect(form()).toBe('b');
+    // Form a: wrong-ETag refused, right-ETag refused too; form b: wrong refused, right honoured.
+    expect(used).toEqual(['a', 'a', 'b', 'b']);
+  });
+
+  it('keeps the form in use when the store honours it', async () => {
+    const { wrapped, used, form } = storeWithForms('a');
+    expect(await runProbe(wrapped)).toEqual({ ok: true });
+    expect(form()).toBe('a');
+    expect(used).toEqual(['a', 'a']);
+  });
+
+  it('refuses a store that honours a right-ETag replace in none of its forms', async () => {
+    const { wrapped } = storeWithForms(undefined);
+    expect(await runProbe(wrapped)).toEqual({
+      ok: false,
+      verdict: 'incompatible',
+      reason: 'right-ETag replace refused in every ETag form',
+    });
+  });
+
   it('refuses a store that ignores If-None-Match', async () => {
     const verdict = await runProbe(createMemoryStore({ ignorePreconditions: true }));
     expect(verdict).toEqual({

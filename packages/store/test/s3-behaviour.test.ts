@@ -54,7 +54,7 @@ describe('S3 store against the real server (Ceph RADOS Gateway)', () => {
     const { etag } = await store.createIfAbsent('current', text('a'));
     const err = await rejection(store.replaceIfMatch('current', text('b'), etag));
     expect(isStoreError(err, 'precondition-failed')).toBe(true);
-    store.useEtagForm!('bare');
+    store.useEtagForm('bare');
     await store.replaceIfMatch('current', text('b'), etag);
   });
 
@@ -197,7 +197,7 @@ describe('S3 store error semantics (loopback fake server for the faults)', () =>
     const { fake, store } = await storeOn((_req, res) => s3Error(res, 412, 'PreconditionFailed'));
     const quoted = await rejection(store.replaceIfMatch('current', text('a'), '"abc"'));
     expect(isStoreError(quoted, 'precondition-failed')).toBe(true);
-    store.useEtagForm!('bare');
+    store.useEtagForm('bare');
     await rejection(store.replaceIfMatch('current', text('a'), '"abc"'));
     expect(fake.seen.map((r) => r.ifMatch)).toEqual(['"abc"', 'abc']);
   });

@@ -1,7 +1,7 @@
+import { describeObjectStore } from '@slivingdoc/store/testing';
 import { freshBucket, requireS3 } from '@slivingdoc/testkit/s3-server';
 import { afterAll, beforeAll } from 'vitest';
 import type { ObjectStore } from '../src';
-import { describeObjectStore } from './contract/describe-object-store';
 import { probedS3Store } from './s3-env';
 
 let bucket: string;

@@ -1,8 +1,8 @@
-import { createScrubber } from '@slivingdoc/envelope';
 import { StrictStdioServerTransport, serverInstructions } from '@slivingdoc/mcp/stdio';
 import type { AppConfig } from '../config/types';
 import { asRefusal, refuse } from '../runtime/refuse';
 import { configuredRoots, createSessionRoots, type Roots } from '../runtime/roots';
+import { processScrubber } from '../runtime/scrubber';
 import { holdsUnpublished, settleSessionDir } from '../runtime/session-dir';
 import { createShutdown } from '../runtime/shutdown';
 import { openStore, probeStore } from '../runtime/store';
@@ -27,7 +27,7 @@ export async function runServe(config: AppConfig): Promise<number> {
   } catch (error) {
     return refuse(asRefusal(error));
   }
-  const scrubber = createScrubber({ privateRoot: roots.privateRoot, env: process.env });
+  const scrubber = processScrubber(roots.privateRoot);
   const stops = stopRequests();
   const transport = new StrictStdioServerTransport();
   const storeReady = openStore(config.store).then(async (store) => {

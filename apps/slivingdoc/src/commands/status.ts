@@ -1,9 +1,10 @@
 import type { NotebookState, NotebookStatus } from '@slivingdoc/engine';
-import { createScrubber, renderDiffstat } from '@slivingdoc/envelope';
+import { renderDiffstat } from '@slivingdoc/envelope';
 import type { Invocation } from '../config/types';
 import { describeStore, type StoreDescription } from '../report/store';
 import { plural } from '../report/text';
 import { runOneShot } from '../runtime/one-shot';
+import { processScrubber } from '../runtime/scrubber';
 
 const STATE_TEXT: Record<NotebookState, string> = {
   'not-pulled': 'not pulled',
@@ -25,7 +26,7 @@ const STATE_COLOUR: Record<NotebookState, string> = {
  */
 export function runStatus(invocation: Extract<Invocation, { kind: 'status' }>): Promise<number> {
   const { path, config } = invocation;
-  const store = describeStore(config.store, createScrubber({ env: process.env }).text);
+  const store = describeStore(config.store, processScrubber().text);
   return runOneShot(
     invocation,
     { probe: false, quiet: false, progress: false },

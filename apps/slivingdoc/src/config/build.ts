@@ -1,23 +1,19 @@
 import { DEFAULT_ACTOR, isValidActor } from '@slivingdoc/engine';
 import { createPathPolicy, PathSetError } from '@slivingdoc/policy';
-import type { CommandLine, FlagName, Flags } from './command-line';
-import { defaultPrivateRoot, defaultStoreDir, overlaps } from './paths';
+import type { CommandLine, Flags } from './command-line';
+import { defaultPrivateRoot, overlaps } from './paths';
 import { configuration } from './refusal';
-import type { AppConfig, Invocation, ParseContext, StoreConfig } from './types';
+import { envValue, pick } from './setting-source';
+import { driverOf } from './store-registry';
+import { buildStoreConfig } from './store-settings';
+import type { AppConfig, Invocation, ParseContext } from './types';
 import {
-  normaliseEndpoint,
-  parseBoolean,
   parseInteger,
   parseMergeAdditions,
   resolveUserPath,
   splitList,
-  validateBucket,
   validatePrefix,
-  validateRegion,
 } from './values';
-
-/** Options that only make sense with a bucket: refused without one (SPEC §12). */
-const S3_ONLY_FLAGS = ['region', 'endpoint', 'path-style'] as const;
 
 /**
  * Interprets a command line with the environment: every value validated, defaults applied.
@@ -97,25 +93,6 @@ function resolveActor(
   return user !== undefined && isValidActor(user) ? user : DEFAULT_ACTOR;
 }
 
-/** SPEC §12: an empty environment value counts as unset. */
-function envValue(env: NodeJS.ProcessEnv, name: string): string | undefined {
-  const value = env[name];
-  return value === undefined || value === '' ? undefined : value;
-}
-
-/** A scalar setting: the flag (last occurrence) wins over the environment. */
-function pick(
-  flags: Flags,
-  env: NodeJS.ProcessEnv,
-  flag: FlagName,
-  envName: string,
-): { source: string; raw: string } | undefined {
-  const fromFlag = flags[flag];
-  if (typeof fromFlag === 'string') return { source: `--${flag}`, raw: fromFlag };
-  const fromEnv = envValue(env, envName);
-  return fromEnv === undefined ? undefined : { source: envName, raw: fromEnv };
-}
-
 /** A list setting: any occurrence of the flag replaces the environment's list entirely. */
 function pickList(
   flags: Flags,
@@ -135,7 +112,11 @@ function buildConfig(
   context: ParseContext,
   commandPath: string | undefined,
 ): AppConfig {
-  const store = buildStoreConfig(flags, env, context);
+  const prefixSetting = pick(flags, env, 'prefix', 'SLIVINGDOC_PREFIX');
+  const prefix = prefixSetting
+    ? validatePrefix(prefixSetting.source, prefixSetting.raw)
+    : 'slivingdoc';
+  const store = buildStoreConfig(flags, env, context, prefix);
   const userPath = (setting: { source: string; raw: string }) =>
     resolveUserPath(setting.source, setting.raw, context.cwd, context.home);
 
@@ -154,9 +135,10 @@ function buildConfig(
         `the private root ${privateRoot} and the workspace root ${workspaceRoot} overlap`,
       );
     }
-    if (store.kind === 'embedded' && overlaps(store.dir, workspaceRoot)) {
+    const storeDir = driverOf(store).localDirectory(store);
+    if (storeDir !== undefined && overlaps(storeDir, workspaceRoot)) {
       throw configuration(
-        `the store directory ${store.dir} and the workspace root ${workspaceRoot} overlap`,
+        `the store directory ${storeDir} and the workspace root ${workspaceRoot} overlap`,
       );
     }
   }
@@ -209,50 +191,4 @@ function pathSets(writable: string[], readOnly: string[]) {
     if (error instanceof PathSetError) throw configuration(`path sets: ${error.message}`);
     throw error;
   }
-}
-
-function buildStoreConfig(
-  flags: Flags,
-  env: NodeJS.ProcessEnv,
-  context: ParseContext,
-): StoreConfig {
-  const prefixSetting = pick(flags, env, 'prefix', 'SLIVINGDOC_PREFIX');
-  const prefix = prefixSetting
-    ? validatePrefix(prefixSetting.source, prefixSetting.raw)
-    : 'slivingdoc';
-  const bucketSetting = pick(flags, env, 'bucket', 'SLIVINGDOC_BUCKET');
-
-  if (bucketSetting === undefined) {
-    // S3-only environment variables are ignored without a bucket; S3-only flags are not.
-    for (const flag of S3_ONLY_FLAGS) {
-      if (flags[flag] !== undefined) throw configuration(`--${flag} needs a bucket (--bucket)`);
-    }
-    const dirSetting = pick(flags, env, 'store-dir', 'SLIVINGDOC_STORE_DIR');
-    const dir = dirSetting
-      ? resolveUserPath(dirSetting.source, dirSetting.raw, context.cwd, context.home)
-      : defaultStoreDir(env, context.home);
-    return { kind: 'embedded', dir, prefix };
-  }
-
-  // Decision (docs/configuration.md): --store-dir with a bucket is contradictory, so it is
-  // refused like an S3-only flag without a bucket; SLIVINGDOC_STORE_DIR is then ignored.
-  if (flags['store-dir'] !== undefined) {
-    throw configuration('--store-dir applies only to the embedded store, not with --bucket');
-  }
-  const bucket = validateBucket(bucketSetting.source, bucketSetting.raw);
-  const regionSetting = pick(flags, env, 'region', 'AWS_REGION');
-  const region = regionSetting
-    ? validateRegion(regionSetting.source, regionSetting.raw)
-    : undefined;
-  const endpointSetting =
-    pick(flags, env, 'endpoint', 'AWS_ENDPOINT_URL_S3') ??
-    pick(flags, env, 'endpoint', 'AWS_ENDPOINT_URL');
-  const endpoint = endpointSetting
-    ? normaliseEndpoint(endpointSetting.source, endpointSetting.raw)
-    : undefined;
-  const pathStyleSetting = pick(flags, env, 'path-style', 'SLIVINGDOC_PATH_STYLE');
-  const pathStyle = pathStyleSetting
-    ? parseBoolean(pathStyleSetting.source, pathStyleSetting.raw)
-    : endpoint !== undefined;
-  return { kind: 's3', bucket, prefix, region, endpoint, pathStyle };
 }

@@ -1,5 +1,6 @@
 import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { configuration, usage } from './refusal';
+import { storeDrivers } from './store-registry';
 import { quote } from './values';
 
 const COMMANDS = {
@@ -32,14 +33,12 @@ const ONLY: Partial<Record<FlagName, readonly CommandName[]>> = {
   generation: ['revert'],
 };
 
-/** Every option of SPEC §12, plus `-m` (commit) and `-h`. */
-const OPTIONS = {
-  bucket: { type: 'string' },
+/**
+ * Every option of SPEC §12 but the store drivers' own (each declared by its driver, registered in
+ * `store-drivers.ts`), plus `-m` (commit) and `-h`.
+ */
+export const OPTIONS = {
   prefix: { type: 'string' },
-  region: { type: 'string' },
-  endpoint: { type: 'string' },
-  'path-style': { type: 'string' },
-  'store-dir': { type: 'string' },
   'workspace-root': { type: 'string' },
   'private-root': { type: 'string' },
   writable: { type: 'string', multiple: true },
@@ -59,8 +58,22 @@ const OPTIONS = {
   help: { type: 'boolean', short: 'h' },
 } as const satisfies ParseArgsConfig['options'];
 
-/** The flags as given (last occurrence of a scalar, every occurrence of a list). */
-export type Flags = ReturnType<typeof parseFlags>['values'];
+/** The store drivers' flags: each takes a value. */
+const STORE_OPTIONS = Object.fromEntries(
+  storeDrivers.flatMap((driver) =>
+    Object.values(driver.settings).map((setting) => [setting.flag, { type: 'string' }] as const),
+  ),
+) satisfies ParseArgsConfig['options'];
+
+type ParsedFlags = ReturnType<
+  typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true; strict: true; tokens: true }>
+>;
+
+/**
+ * The flags as given (last occurrence of a scalar, every occurrence of a list). The drivers'
+ * flags are there too, read by name (`flagValue`).
+ */
+export type Flags = ParsedFlags['values'];
 /** The name of a flag, without `--`. */
 export type FlagName = keyof typeof OPTIONS;
 
@@ -74,7 +87,8 @@ export type CommandLine =
 
 /**
  * Reads the command, its flags and its path; throws a usage (or empty-value configuration)
- * refusal. Loads nothing beyond `node:util`, so `version` and `-h` answer at once.
+ * refusal. Loads nothing beyond `node:util` and the drivers' declarations, so `version` and
+ * `-h` answer at once.
  */
 export function parseCommandLine(argv: readonly string[]): CommandLine {
   const [first, ...rest] = argv;
@@ -120,15 +134,15 @@ export function parseCommandLine(argv: readonly string[]): CommandLine {
   return { kind: command, flags, path };
 }
 
-function parseFlags(args: string[]) {
+function parseFlags(args: string[]): ParsedFlags {
   try {
     return parseArgs({
       args,
-      options: OPTIONS,
+      options: { ...STORE_OPTIONS, ...OPTIONS },
       allowPositionals: true,
       strict: true,
       tokens: true,
-    });
+    }) as ParsedFlags;
   } catch (error) {
     throw usage(describeParseError(error));
   }

@@ -16,9 +16,9 @@ function xdgDir(value: string | undefined, fallback: string): string {
   return value !== undefined && value !== '' && isAbsolute(value) ? value : fallback;
 }
 
-/** SPEC §7: `$XDG_DATA_HOME/slivingdoc/store` or `~/.local/share/slivingdoc/store`. */
-export function defaultStoreDir(env: NodeJS.ProcessEnv, home: string): string {
-  return join(xdgDir(env.XDG_DATA_HOME, join(home, '.local/share')), 'slivingdoc/store');
+/** The user's data directory, `$XDG_DATA_HOME` or `~/.local/share` (a driver keeps its store below). */
+export function dataHome(env: NodeJS.ProcessEnv, home: string): string {
+  return xdgDir(env.XDG_DATA_HOME, join(home, '.local/share'));
 }
 
 /** SPEC §12: `$XDG_CACHE_HOME/slivingdoc` or `~/.cache/slivingdoc`. */

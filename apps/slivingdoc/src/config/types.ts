@@ -1,17 +1,6 @@
-/** Where the accepted notebook lives: an S3 bucket, or the embedded store on this machine. */
-export type StoreConfig =
-  | {
-      kind: 's3';
-      bucket: string;
-      /** Key prefix; the empty string is the bucket root. */
-      prefix: string;
-      /** Undefined: the AWS SDK's own resolution (profile), else `us-east-1`. */
-      region: string | undefined;
-      /** Normalised endpoint URL; undefined: AWS's own endpoint resolution. */
-      endpoint: string | undefined;
-      pathStyle: boolean;
-    }
-  | { kind: 'embedded'; dir: string; prefix: string };
+import type { StoreConfig } from './store-registry';
+
+export type { StoreConfig } from './store-registry';
 
 /** The validated configuration of one process (SPEC §12); every path is absolute. */
 export interface AppConfig {

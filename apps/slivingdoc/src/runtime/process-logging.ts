@@ -1,5 +1,6 @@
-import { createScrubber, type Scrubber } from '@slivingdoc/envelope';
+import type { Scrubber } from '@slivingdoc/envelope';
 import { createLogging, type Logging, routeProcessWarnings } from '../logging';
+import { processScrubber } from './scrubber';
 
 /**
  * The process's scrubber and loggers, built once the private root is known. A one-shot CLI
@@ -13,7 +14,7 @@ export function processLogging(
   scrubber: Scrubber;
   logging: Logging;
 } {
-  const scrubber = createScrubber({ ...(privateRoot ? { privateRoot } : {}), env: process.env });
+  const scrubber = processScrubber(privateRoot);
   const logging = createLogging({
     logLevel: process.env.LOG_LEVEL,
     scrubCredentials: scrubber.credentials,

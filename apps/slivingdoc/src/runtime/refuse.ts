@@ -1,13 +1,14 @@
-import { createScrubber, type Scrubber } from '@slivingdoc/envelope';
+import type { Scrubber } from '@slivingdoc/envelope';
 import { RefusalError, refusalLine, startup } from '../config/refusal';
 import type { Refusal } from '../config/types';
+import { processScrubber } from './scrubber';
 
 /**
  * Writes a startup refusal as its one stderr line (nothing on stdout) and returns its exit
  * code. The reason passes the diagnostic scrubber: defence in depth over reasons that are
  * built not to carry secrets.
  */
-export function refuse(refusal: Refusal, scrubber: Scrubber = createScrubber()): number {
+export function refuse(refusal: Refusal, scrubber: Scrubber = processScrubber()): number {
   process.stderr.write(refusalLine(refusal, scrubber.text));
   return refusal.exitCode;
 }

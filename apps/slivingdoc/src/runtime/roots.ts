@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { overlaps } from '../config/paths';
 import { configuration } from '../config/refusal';
+import { driverOf } from '../config/store-registry';
 import type { AppConfig } from '../config/types';
 
 /** The directories one process works with, resolved once at startup (SPEC §2). */
@@ -67,8 +68,9 @@ async function checked(config: AppConfig, roots: Roots): Promise<Roots> {
       `the private root ${privateRoot} and the workspace root ${roots.workspaceRoot} overlap`,
     );
   }
-  if (config.store.kind === 'embedded') {
-    const storeDir = await realpathOfNearest(config.store.dir);
+  const localDir = driverOf(config.store).localDirectory(config.store);
+  if (localDir !== undefined) {
+    const storeDir = await realpathOfNearest(localDir);
     if (overlaps(storeDir, roots.workspaceRoot)) {
       throw configuration(
         `the store directory ${storeDir} and the workspace root ${roots.workspaceRoot} overlap`,

@@ -1,27 +1,14 @@
 import type { ObjectStore } from '@slivingdoc/store';
 import { RefusalError } from '../config/refusal';
+import { driverOf } from '../config/store-registry';
 import type { StoreConfig } from '../config/types';
 
 /**
- * Opens the configured store. The S3 store (and with it the AWS SDK) is loaded only when a
- * bucket is configured, so `version` and an embedded `serve` start without it.
+ * Opens the configured store through its driver, which loads its implementation (and the S3
+ * driver the AWS SDK) only now, so `version` and an embedded `serve` start without it.
  */
-export async function openStore(config: StoreConfig): Promise<ObjectStore> {
-  if (config.kind === 'embedded') {
-    const { createEmbeddedStore } = await import('@slivingdoc/store');
-    return createEmbeddedStore({ dir: config.dir, prefix: config.prefix });
-  }
-  // Node 20 is a supported runtime of this release (docs/distribution.md); the SDK's notice
-  // about its own future Node support is not for our users, so silence it unless asked for.
-  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
-  const { createS3Store } = await import('./s3-store');
-  return createS3Store({
-    bucket: config.bucket,
-    prefix: config.prefix,
-    pathStyle: config.pathStyle,
-    ...(config.endpoint !== undefined ? { endpoint: config.endpoint } : {}),
-    ...(config.region !== undefined ? { region: config.region } : {}),
-  });
+export function openStore(config: StoreConfig): Promise<ObjectStore> {
+  return driverOf(config).open(config);
 }
 
 /** The embedded store's local errno codes that are no incompatibility, with their detail. */

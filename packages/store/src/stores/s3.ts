@@ -9,7 +9,7 @@ import {
   isPackKey,
   PACKS_NAMESPACE,
 } from '../keys';
-import { batches, type EtagForm, type ListedObject, type ObjectStore } from '../object-store';
+import { batches, type ConditionForms, type ListedObject, type ObjectStore } from '../object-store';
 import { loadS3Sdk, type S3Sdk } from './s3-sdk';
 import { putProven } from './settle-upload';
 
@@ -17,6 +17,23 @@ import { putProven } from './settle-upload';
 export const S3_REQUEST_TIMEOUT_MS = 30_000;
 /** Packs above this size are uploaded in parts. */
 export const MULTIPART_THRESHOLD = 8 * 1024 * 1024;
+
+/**
+ * How `If-Match` carries the ETag: quoted, as AWS wants, or bare, the only form Ceph RGW
+ * honours. The probe finds out which one the server takes (`conditionForms`).
+ */
+export type EtagForm = 'quoted' | 'bare';
+
+const ETAG_FORMS: readonly EtagForm[] = ['quoted', 'bare'];
+
+/** The S3 store: the object-store contract plus the `If-Match` form it sends. */
+export interface S3Store extends ObjectStore {
+  /** The ETag form sent in `If-Match` (the probe chooses it). */
+  readonly etagForm: EtagForm;
+  /** Switches the ETag form sent in `If-Match`. */
+  useEtagForm(form: EtagForm): void;
+  readonly conditionForms: ConditionForms;
+}
 
 /** Options of {@link createS3Store}. */
 export interface S3StoreOptions {
@@ -121,7 +138,7 @@ const bareEtag = (etag: string): string => etag.replace(/^W\//, '').replace(/^"(
  * landed write into a 412); checksums only when required (rgw refuses streamed trailers);
  * path-style with an endpoint; multipart above {@link MULTIPART_THRESHOLD}.
  */
-export function createS3Store(opts: S3StoreOptions): ObjectStore {
+export function createS3Store(opts: S3StoreOptions): S3Store {
   assertPrefix(opts.prefix);
   const { bucket, prefix } = opts;
   const config: S3ClientConfig = {
@@ -207,13 +224,22 @@ export function createS3Store(opts: S3StoreOptions): ObjectStore {
     });
   }
 
+  const useEtagForm = (form: EtagForm) => {
+    etagForm = form;
+  };
+
   return {
     identity: `s3 ${opts.endpoint ?? 'aws'} ${bucket} ${prefix}`,
     get etagForm() {
       return etagForm;
     },
-    useEtagForm(form) {
-      etagForm = form;
+    useEtagForm,
+    conditionForms: {
+      candidates: () => [etagForm, etagForm === 'bare' ? 'quoted' : 'bare'],
+      use(form) {
+        if (!ETAG_FORMS.includes(form as EtagForm)) throw new TypeError('unknown ETag form');
+        useEtagForm(form as EtagForm);
+      },
     },
     async get(key) {
       assertKey(key, (k) => isConditionalKey(k) || isPackKey(k), 'get');

@@ -1,10 +1,25 @@
+/**
+ * `@slivingdoc/store/testing`: the object-store contract as a vitest suite, for every driver,
+ * ours and a third party's alike. A subpath of its own because it needs vitest, which is a
+ * development dependency only (an optional peer for anyone importing this subpath), so
+ * installing the library or the app never installs it.
+ *
+ * ```ts
+ * import { describeObjectStore } from '@slivingdoc/store/testing';
+ * describeObjectStore('my store', async (prefix) => createMyStore({ prefix }));
+ * ```
+ */
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { isStoreError, type ObjectStore, StoreError } from '../../src';
-import { checkpointKey, incrementKey, probeKey } from '../../src/keys';
-import { newUuidV7 } from '../../src/uuid';
+import { isStoreError, StoreError } from './errors';
+import { checkpointKey, incrementKey, probeKey } from './keys';
+import type { ObjectStore } from './object-store';
+import { newUuidV7 } from './uuid';
 
-/** Makes a fresh, empty store under `prefix` on the backend under test. */
+/**
+ * Makes a fresh, empty store under `prefix` on the backend under test; an invalid prefix
+ * (`/a`, `a//b`, …) must be refused with a `TypeError`, thrown or rejected.
+ */
 export type MakeStore = (prefix: string) => Promise<ObjectStore>;
 
 /** Options that size the suite to the backend (a real server is slower than memory). */
@@ -43,8 +58,10 @@ async function failureOf(promise: Promise<unknown>): Promise<StoreError> {
 }
 
 /**
- * The object-store contract (SPEC §7), run against every implementation: the memory fake, the
- * embedded store and a real S3 server. Each test makes its own store under a unique prefix.
+ * The object-store contract (SPEC §7) as one vitest `describe` block, run against every
+ * implementation: the memory fake, the embedded store, a real S3 server, and any third-party
+ * driver. Each test makes its own store under a unique prefix; stores are not closed here
+ * (the caller's `afterAll` does, when its store holds sockets).
  */
 export function describeObjectStore(name: string, make: MakeStore, opts: ContractOptions = {}) {
   const contenders = opts.contenders ?? 8;
