@@ -1,8 +1,21 @@
-import * as git from 'isomorphic-git';
+import type * as IsomorphicGit from 'isomorphic-git';
 import type { GitObject, Oid } from '../model/object-format';
 
 /** The file system isomorphic-git works on: Node's (P on disk) or memfs (in memory). */
-export type GitFs = Parameters<typeof git.readObject>[0]['fs'];
+export type GitFs = Parameters<typeof IsomorphicGit.readObject>[0]['fs'];
+
+let loading: Promise<typeof IsomorphicGit> | undefined;
+
+/**
+ * isomorphic-git, imported on first use rather than with this module: it holds about 15 MiB
+ * resident once loaded, which a server that never reads an object back from disk (an idle
+ * MCP server after a pull of a notebook it wrote itself) should not pay (docs/performance.md,
+ * "Idle memory and start-up").
+ */
+export function loadIsomorphicGit(): Promise<typeof IsomorphicGit> {
+  loading ??= import('isomorphic-git');
+  return loading;
+}
 
 /** One bare git directory and what every isomorphic-git call on it needs. */
 export interface GitDir {
@@ -19,6 +32,7 @@ export interface GitDir {
  * Undefined when absent or of a type the notebook never stores; a corrupt object throws.
  */
 export async function readGitObject(dir: GitDir, oid: Oid): Promise<GitObject | undefined> {
+  const git = await loadIsomorphicGit();
   try {
     const { type, object } = await git.readObject({
       fs: dir.fs,
