@@ -6,7 +6,7 @@
  * the control showing the log does see the SDK when it is loaded. (Node 20's hook sees
  * `import`, not `require`: the bundle is ESM and reaches its externals only through imports.)
  */
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { providedS3 } from '@slivingdoc/testkit/s3-env';
@@ -18,11 +18,17 @@ beforeAll(assertBuilt);
 
 const register = pathToFileURL(join(import.meta.dirname, 'helpers/module-log/register.mjs'));
 
-/** The packages (by name) a `serve` with `extra` in its environment resolved up to its first pull. */
-async function packagesOfServe(extra: NodeJS.ProcessEnv): Promise<string[]> {
-  const env = sandboxEnv(extra);
-  const log = join(env.HOME!, 'modules.log');
-  const server = await McpServerProcess.start([], {
+/**
+ * The packages (by name) a `serve` with `extra` in its environment (and `args`) resolved up to
+ * its first pull.
+ */
+async function packagesOfServe(
+  extra: NodeJS.ProcessEnv,
+  args: string[] = [],
+  env: NodeJS.ProcessEnv = sandboxEnv(extra),
+): Promise<string[]> {
+  const log = join(env.HOME!, `modules-${Date.now()}.log`);
+  const server = await McpServerProcess.start(args, {
     ...env,
     NODE_OPTIONS: `--import=${register.href}`,
     SLIVINGDOC_TEST_MODULE_LOG: log,
@@ -52,6 +58,28 @@ describe('an idle embedded serve holds only what its first pull needed (issue 20
     expect(packages).toEqual(expect.arrayContaining(['pino']));
     for (const heavy of ['@modelcontextprotocol/sdk', 'zod', 'ajv', 'isomorphic-git'])
       expect(packages).not.toContain(heavy);
+  });
+
+  it('a restart over an existing private root reads its objects back without isomorphic-git', async () => {
+    const env = sandboxEnv();
+    const roots = [
+      '--workspace-root',
+      join(env.HOME!, 'ws'),
+      '--private-root',
+      join(env.HOME!, 'p'),
+    ];
+    mkdirSync(join(env.HOME!, 'ws'));
+    const first = await McpServerProcess.start(roots, env);
+    try {
+      expect((await first.call('notes_pull', {})).structured.code).toBe('OK');
+      writeFileSync(join(first.notebookDir, 'note.md'), 'kept\n');
+      expect((await first.call('notes_commit', { message: 'm' })).structured.code).toBe('OK');
+    } finally {
+      await first.close();
+    }
+    // The second server's pull reads the baseline commit and tree from the private root.
+    expect(await packagesOfServe({}, roots, env)).not.toContain('isomorphic-git');
+    expect(readFileSync(join(env.HOME!, 'ws', 'note.md'), 'utf8')).toBe('kept\n');
   });
 });
 
