@@ -3,7 +3,8 @@
 //   - bare `node -e 0` wall time, in the same run (the floor every figure sits on)
 //   - embedded `serve`: spawn → initialize response, spawn → first completed notes_pull on an
 //     empty notebook, the server's CPU time at both points (/proc/<pid>/stat), resident memory
-//     (VmRSS) right after initialize, after that pull, and idle one second later
+//     (VmRSS) right after initialize, after that pull, and idle BENCH_IDLE_MS (default 5000)
+//     later, with the part of it no other process shares (smaps_rollup Private_Dirty)
 //   - one burst: BENCH_BURST_WRITERS (default 100) writers, each its own notebook directory
 //     under one server, pull then commit all at once; the server's peak resident memory
 //     (VmHWM) and the outcomes
@@ -23,6 +24,8 @@ for (const bin of bins) {
     throw new Error(`${bin} is missing: build it (pnpm --filter slivingdoc build)`);
 }
 const RUNS = Number(process.env.BENCH_RUNS ?? 7);
+// How long a server sits idle after its first pull before its resident memory is read again.
+const IDLE_MS = Number(process.env.BENCH_IDLE_MS ?? 5000);
 // Node/V8 flags for the serve children only (e.g. `--max-semi-space-size=1`), to compare.
 const NODE_FLAGS = (process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean);
 const CLOCK_TICKS = Number(
@@ -65,6 +68,15 @@ function rssMiB(pid, field = 'VmRSS') {
   return Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)[1]) / 1024;
 }
 
+/**
+ * Memory only this process holds (smaps_rollup Private_Dirty: its heap and allocations, not
+ * the node binary's pages, which every server on the machine shares).
+ */
+function privateMiB(pid) {
+  const rollup = readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8');
+  return Number(/Private_Dirty:\s+(\d+) kB/.exec(rollup)[1]) / 1024;
+}
+
 /** A `serve` child spoken to in raw JSON-RPC. */
 function startServe(bin, env = sandbox(), args = []) {
   const start = process.hrtime.bigint();
@@ -105,8 +117,9 @@ async function serveRun(bin) {
   const firstPullMs = elapsed();
   const rssAfterPull = rssMiB(child.pid);
   const firstPullCpuMs = cpuMs(child.pid);
-  await new Promise((resolve) => setTimeout(resolve, 1000));
+  await new Promise((resolve) => setTimeout(resolve, IDLE_MS));
   const rssIdle = rssMiB(child.pid);
+  const privateIdle = privateMiB(child.pid);
   const exited = new Promise((resolve) => child.on('exit', resolve));
   child.stdin.end();
   await exited;
@@ -116,6 +129,7 @@ async function serveRun(bin) {
     rss,
     rssAfterPull,
     rssIdle,
+    privateIdle,
     initializeCpuMs,
     firstPullCpuMs,
   };
@@ -215,9 +229,14 @@ const rowsOf = (b) => [
     serves[b].map((r) => r.rssAfterPull),
   ),
   row(
-    'serve: resident memory idle, 1 s after that pull',
+    `serve: resident memory idle, ${IDLE_MS / 1000} s after that pull`,
     'MiB',
     serves[b].map((r) => r.rssIdle),
+  ),
+  row(
+    'serve: private memory idle (Private_Dirty)',
+    'MiB',
+    serves[b].map((r) => r.privateIdle),
   ),
 ];
 const fmt = (x) => x.toFixed(1).padStart(8);

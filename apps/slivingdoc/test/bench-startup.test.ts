@@ -15,7 +15,7 @@ describe('bench/startup.mjs', () => {
       [join(import.meta.dirname, '../bench/startup.mjs')],
       {
         encoding: 'utf8',
-        env: { ...process.env, BENCH_RUNS: '1', BENCH_BURST_WRITERS: '3' },
+        env: { ...process.env, BENCH_RUNS: '1', BENCH_BURST_WRITERS: '3', BENCH_IDLE_MS: '1000' },
         timeout: 300_000,
       },
     );
@@ -23,6 +23,7 @@ describe('bench/startup.mjs', () => {
       'bare node -e 0 (wall, same run)',
       'serve: spawn → initialize response',
       'serve: resident memory idle, 1 s after that pull',
+      'serve: private memory idle (Private_Dirty)',
     ])
       expect(output).toMatch(
         new RegExp(`${row.replace(/[()]/g, '\\$&')}\\s+(ms|MiB)\\s+\\d+\\.\\d`),

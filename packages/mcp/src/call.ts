@@ -1,6 +1,6 @@
 import { homedir } from 'node:os';
 import { performance } from 'node:perf_hooks';
-import { type CallToolResult, ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { NotebookService } from '@slivingdoc/engine';
 import {
   buildError,
@@ -16,6 +16,7 @@ import {
 } from '@slivingdoc/envelope';
 import { type CallLogger, loggedError } from './call-log';
 import { type DecodedArguments, decodeArguments } from './decode';
+import { INVALID_PARAMS, ProtocolError, REQUEST_CANCELLED } from './jsonrpc';
 import type { ToolName } from './tools';
 
 /** What answering one tool call needs. */
@@ -111,12 +112,12 @@ function levelFor(code: string): 'warn' | 'error' {
  * Answers one tool call: logs the start record, decodes, runs the engine, maps the outcome to
  * the success result or the error envelope, logs the completion record with the same
  * mcpReqID (the envelope's diagnosticId). A cancelled call stays a protocol error: it throws,
- * and the SDK sends nothing for a cancelled request. An unknown tool throws the protocol error
- * -32602 (as the SDK answers it) before anything is logged or run.
+ * and the server sends nothing for a cancelled request. An unknown tool throws the protocol
+ * error -32602 (as the SDK answers it) before anything is logged or run.
  */
 export async function runToolCall(call: ToolCall, ctx: ToolCallContext): Promise<CallToolResult> {
   const { tool, signal } = call;
-  if (!isToolName(tool)) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${tool}`);
+  if (!isToolName(tool)) throw new ProtocolError(INVALID_PARAMS, `Unknown tool: ${tool}`);
   const mcpReqID = (ctx.newDiagnosticId ?? newDiagnosticId)();
   const started = performance.now();
   ctx.logger.info({ mcpReqID, tool }, 'tool call started');
@@ -143,7 +144,7 @@ export async function runToolCall(call: ToolCall, ctx: ToolCallContext): Promise
     if ('failure' in outcome && !isCancellation(outcome.failure, signal))
       record.err = loggedError(outcome.failure, ctx.scrubber);
     ctx.logger.info(record, 'tool call completed');
-    throw new McpError(ErrorCode.ConnectionClosed, 'Request was cancelled');
+    throw new ProtocolError(REQUEST_CANCELLED, 'Request was cancelled');
   }
   if ('ok' in outcome) {
     ctx.logger.info(

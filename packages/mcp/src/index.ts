@@ -6,13 +6,19 @@ export {
   DuplicateKeyLedger,
   toolCallHasDuplicateKeys,
 } from './duplicate-keys';
-export { isJsonRpcMessage } from './jsonrpc';
+export { isJsonRpcMessage, ProtocolError } from './jsonrpc';
 export {
   BATCH_PROTOCOL_VERSIONS,
   negotiateProtocolVersion,
   SUPPORTED_PROTOCOL_VERSIONS,
 } from './protocol-versions';
-export { actorFromClientName, createMcpServer, type McpServerOptions } from './server';
+export {
+  actorFromClientName,
+  type ClientInfo,
+  createMcpServer,
+  type McpServerOptions,
+  NotebookMcpServer,
+} from './server';
 export {
   type EarlyInitializeResult,
   type ProtocolLogger,

@@ -65,9 +65,30 @@ function onlyKeys(value: Record<string, unknown>, allowed: readonly string[]): b
   return Object.keys(value).every((key) => allowed.includes(key));
 }
 
-/** The JSON-RPC 2.0 error codes this transport answers itself. */
+/** The JSON-RPC 2.0 error codes the transport and the server answer with. */
 export const PARSE_ERROR = -32700;
 export const INVALID_REQUEST = -32600;
+export const METHOD_NOT_FOUND = -32601;
+export const INVALID_PARAMS = -32602;
+export const INTERNAL_ERROR = -32603;
+/** The SDK's `ErrorCode.ConnectionClosed`, which its clients raise for a cancelled request. */
+export const REQUEST_CANCELLED = -32000;
+
+/**
+ * A request answered with a JSON-RPC error rather than a result: `message` is sent as is
+ * (no `MCP error <code>: ` prefix; clients add their own).
+ */
+export class ProtocolError extends Error {
+  readonly code: number;
+  readonly data: unknown;
+
+  constructor(code: number, message: string, data?: unknown) {
+    super(message);
+    this.name = 'ProtocolError';
+    this.code = code;
+    this.data = data;
+  }
+}
 
 /** An error response (`id: null` when the request's id could not be determined). */
 export function errorResponse(

@@ -1,11 +1,18 @@
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { JSONRPCMessage, RequestId } from '@modelcontextprotocol/sdk/types.js';
 import type { NotebookService } from '@slivingdoc/engine';
 import { type Scrubber, withPathSetSentences } from '@slivingdoc/envelope';
-import { z } from 'zod';
 import { runToolCall } from './call';
 import { type CallLogger, silentLogger } from './call-log';
 import type { DuplicateKeyLedger } from './duplicate-keys';
+import {
+  INTERNAL_ERROR,
+  INVALID_PARAMS,
+  isRequest,
+  METHOD_NOT_FOUND,
+  ProtocolError,
+} from './jsonrpc';
+import { negotiateProtocolVersion } from './protocol-versions';
 import { BASE_DESCRIPTIONS, baseInstructions, INPUT_SCHEMAS, TOOL_NAMES } from './tools';
 
 /** What the adapter needs to build a server. */
@@ -50,62 +57,202 @@ export function actorFromClientName(name: string | undefined): string | undefine
   return kept === '' ? undefined : kept;
 }
 
-/**
- * Lets every `tools/call` through the SDK's first parse. With the SDK's own schema, null or
- * non-object `arguments` fail that parse and come back as -32603; with this one they reach
- * the `Server`'s tools/call validation and come back as -32602 (SPEC §2).
- */
-const RawCallToolRequestSchema = z.object({
-  method: z.literal('tools/call'),
-  params: z.looseObject({ name: z.string(), arguments: z.unknown().optional() }),
-});
-
 const actorOption = (actor: string | undefined) => (actor === undefined ? {} : { actor });
 
+/** The client's `clientInfo` from its `initialize`. */
+export interface ClientInfo {
+  name: string;
+  version: string;
+}
+
+type Request = Extract<JSONRPCMessage, { id: RequestId; method: string }>;
+type Params = Record<string, unknown> | undefined;
+
 /**
- * Builds the low-level MCP server with exactly two tools, no prompts and no resources. The
- * low-level `Server` is used so `arguments` reach our strict decoder untouched. Tools declare
- * no `outputSchema` (the client would validate error envelopes against it).
- *
- * Calls run concurrently; calls on one notebook directory are serialised by the engine,
- * which knows the directory's identity (its realpath) and holds its lock.
+ * The MCP server of the two tools, speaking the protocol itself over an SDK `Transport`:
+ * `initialize`, `ping`, `tools/list`, `tools/call` and `notifications/cancelled`; every other
+ * method is -32601, as the SDK's `Server` answers it. Written by hand rather than on the
+ * SDK's `Server`: that class parses every message with zod schemas and loads ajv, about
+ * 24 MiB resident in each server process (docs/performance.md, "Idle memory and start-up"),
+ * for a surface of four methods. Behaves like the SDK's `Server` on every message it answers
+ * (`test/server.test.ts` drives it with the SDK's `Client`): a cancelled request gets no
+ * response, closing the transport aborts every call in progress.
  */
-export function createMcpServer(options: McpServerOptions): Server {
-  const { service } = options;
-  const server = new Server(
-    { name: 'slivingdoc', version: options.version },
-    {
+export class NotebookMcpServer {
+  /** Called once the transport has closed (by either side). */
+  onclose?: () => void;
+  readonly #options: McpServerOptions;
+  readonly #tools: readonly Record<string, unknown>[];
+  readonly #instructions: string;
+  #transport: Transport | undefined;
+  #client: ClientInfo | undefined;
+  /** Requests being answered, so a cancellation or a close can abort them. */
+  readonly #inFlight = new Map<RequestId, AbortController>();
+
+  constructor(options: McpServerOptions) {
+    const { service } = options;
+    this.#options = options;
+    this.#instructions = withPathSetSentences(baseInstructions(service.notebookDir), service.sets);
+    this.#tools = TOOL_NAMES.map((name) => ({
+      name,
+      description: withPathSetSentences(BASE_DESCRIPTIONS[name], service.sets),
+      inputSchema: INPUT_SCHEMAS[name],
+    }));
+  }
+
+  /** Takes over `transport`'s callbacks and starts it. */
+  async connect(transport: Transport): Promise<void> {
+    if (this.#transport) throw new Error('the MCP server is already connected');
+    this.#transport = transport;
+    transport.onmessage = (message) => this.#receive(message);
+    transport.onclose = () => this.#closed();
+    await transport.start();
+  }
+
+  /** Closes the transport; calls in progress are aborted and answer nothing. */
+  async close(): Promise<void> {
+    await this.#transport?.close();
+  }
+
+  /** The client's `clientInfo`, once it has sent `initialize`. */
+  getClientVersion(): ClientInfo | undefined {
+    return this.#client;
+  }
+
+  #closed(): void {
+    this.#transport = undefined;
+    for (const controller of this.#inFlight.values()) controller.abort();
+    this.#inFlight.clear();
+    this.onclose?.();
+  }
+
+  #receive(message: JSONRPCMessage): void {
+    // A response: this server sends no requests, so there is nothing to match it with.
+    if (!('method' in message)) return;
+    if (isRequest(message)) {
+      void this.#respond(message);
+      return;
+    }
+    if (message.method === 'notifications/cancelled') {
+      const requestId = (message.params as Params)?.requestId;
+      if (typeof requestId === 'string' || typeof requestId === 'number')
+        this.#inFlight.get(requestId)?.abort((message.params as Params)?.reason);
+    }
+  }
+
+  async #respond(request: Request): Promise<void> {
+    const transport = this.#transport;
+    const controller = new AbortController();
+    this.#inFlight.set(request.id, controller);
+    let response: JSONRPCMessage;
+    try {
+      const result = await this.#handle(request, controller.signal);
+      response = { jsonrpc: '2.0', id: request.id, result };
+    } catch (error) {
+      response = { jsonrpc: '2.0', id: request.id, error: errorOf(error) };
+    } finally {
+      if (this.#inFlight.get(request.id) === controller) this.#inFlight.delete(request.id);
+    }
+    // MCP: a cancelled request gets no response at all.
+    if (controller.signal.aborted || transport === undefined) return;
+    await transport.send(response).catch((error: unknown) => {
+      transport.onerror?.(new Error('could not send a response', { cause: error }));
+    });
+  }
+
+  async #handle(request: Request, signal: AbortSignal): Promise<Record<string, unknown>> {
+    const params = request.params as Params;
+    switch (request.method) {
+      case 'initialize':
+        return this.#initialize(params);
+      case 'ping':
+        return {};
+      case 'tools/list':
+        return { tools: this.#tools };
+      case 'tools/call':
+        return this.#call(request.id, params, signal);
+      default:
+        throw new ProtocolError(METHOD_NOT_FOUND, 'Method not found');
+    }
+  }
+
+  #initialize(params: Params): Record<string, unknown> {
+    const clientInfo = params?.clientInfo as Params;
+    const capabilities = params?.capabilities;
+    if (
+      typeof params?.protocolVersion !== 'string' ||
+      typeof capabilities !== 'object' ||
+      capabilities === null ||
+      typeof clientInfo?.name !== 'string' ||
+      typeof clientInfo.version !== 'string'
+    )
+      throw new ProtocolError(
+        INVALID_PARAMS,
+        'Invalid initialize request: params need protocolVersion (a string), capabilities (an object) and clientInfo with name and version (strings)',
+      );
+    this.#client = { name: clientInfo.name, version: clientInfo.version };
+    return {
+      protocolVersion: negotiateProtocolVersion(params.protocolVersion),
       capabilities: { tools: {} },
-      instructions: withPathSetSentences(baseInstructions(service.notebookDir), service.sets),
-    },
-  );
-  const tools = TOOL_NAMES.map((name) => ({
-    name,
-    description: withPathSetSentences(BASE_DESCRIPTIONS[name], service.sets),
-    inputSchema: INPUT_SCHEMAS[name],
-  }));
-  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools }));
-  server.setRequestHandler(RawCallToolRequestSchema, async (request, extra) => {
-    const { name } = request.params;
-    const duplicateKeys = options.duplicateKeys?.consume(extra.requestId) ?? false;
-    // An unknown name is refused there, as -32602.
+      serverInfo: { name: 'slivingdoc', version: this.#options.version },
+      instructions: this.#instructions,
+    };
+  }
+
+  async #call(id: RequestId, params: Params, signal: AbortSignal) {
+    const name = params?.name;
+    const rawArguments = params?.arguments;
+    if (typeof name !== 'string')
+      throw new ProtocolError(INVALID_PARAMS, 'Invalid tools/call request: name must be a string');
+    // Null or non-object arguments are protocol errors, as the SDK answers them (SPEC §2).
+    if (
+      rawArguments !== undefined &&
+      (typeof rawArguments !== 'object' || rawArguments === null || Array.isArray(rawArguments))
+    )
+      throw new ProtocolError(
+        INVALID_PARAMS,
+        'Invalid tools/call request: arguments must be an object',
+      );
+    const options = this.#options;
     return runToolCall(
       {
         tool: name,
-        // The SDK validated it as an object or absent before this handler runs.
-        rawArguments: request.params.arguments as Record<string, unknown> | undefined,
-        duplicateKeys,
-        signal: extra.signal,
+        rawArguments: rawArguments as Record<string, unknown> | undefined,
+        duplicateKeys: options.duplicateKeys?.consume(id) ?? false,
+        signal,
       },
       {
-        service,
+        service: options.service,
         scrubber: options.scrubber,
         logger: options.logger ?? silentLogger,
         ...(options.home !== undefined ? { home: options.home } : {}),
         ...(options.newDiagnosticId ? { newDiagnosticId: options.newDiagnosticId } : {}),
-        ...actorOption(options.actor ?? actorFromClientName(server.getClientVersion()?.name)),
+        ...actorOption(options.actor ?? actorFromClientName(this.#client?.name)),
       },
     );
-  });
-  return server;
+  }
+}
+
+/** The error member of a response, as the SDK builds it from a thrown error. */
+function errorOf(error: unknown): { code: number; message: string; data?: unknown } {
+  const code = (error as { code?: unknown })?.code;
+  const message = (error as { message?: unknown })?.message;
+  const data = (error as { data?: unknown })?.data;
+  return {
+    code: Number.isSafeInteger(code) ? (code as number) : INTERNAL_ERROR,
+    message: typeof message === 'string' ? message : 'Internal error',
+    ...(data !== undefined ? { data } : {}),
+  };
+}
+
+/**
+ * Builds the MCP server with exactly two tools, no prompts and no resources. `arguments`
+ * reach our strict decoder untouched. Tools declare no `outputSchema` (the client would
+ * validate error envelopes against it).
+ *
+ * Calls run concurrently; calls on one notebook directory are serialised by the engine,
+ * which knows the directory's identity (its realpath) and holds its lock.
+ */
+export function createMcpServer(options: McpServerOptions): NotebookMcpServer {
+  return new NotebookMcpServer(options);
 }

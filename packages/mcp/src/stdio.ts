@@ -1,7 +1,7 @@
 /**
- * `@slivingdoc/mcp/stdio`: the stdio transport and the instructions text without the MCP
- * SDK's runtime or zod, so a server can read stdin and answer `initialize` before loading
- * them (the main entry imports the SDK's `Server`).
+ * `@slivingdoc/mcp/stdio`: the stdio transport and the instructions text without the engine,
+ * so a server can read stdin and answer `initialize` before loading it (the main entry
+ * imports the engine's types and the tool calls).
  */
 export { isJsonRpcMessage } from './jsonrpc';
 export {

@@ -35,7 +35,7 @@ export interface EarlyInitializeResult {
   instructions?: string;
 }
 
-/** The id under which an early-answered `initialize` is replayed to the SDK server. */
+/** The id under which an early-answered `initialize` is replayed to the server. */
 const REPLAY_ID = 'slivingdoc:early-initialize';
 
 /** A batch being processed: the ids still unanswered and the responses collected so far. */
@@ -57,9 +57,9 @@ interface PendingBatch {
  * - a `tools/call` whose `arguments` repeat a key is recorded in {@link duplicateKeys}
  *   before the message is handed on, since JSON.parse keeps one of the two values (SPEC §2).
  *
- * {@link listen} starts reading before the SDK server is connected and answers the first
- * `initialize` itself, so a host's handshake does not wait for the engine and the SDK to
- * load; the request is replayed to the SDK server when it connects, and that duplicate
+ * {@link listen} starts reading before the server is connected and answers the first
+ * `initialize` itself, so a host's handshake does not wait for the engine to
+ * load; the request is replayed to the server when it connects, and that duplicate
  * answer is dropped. Written as a whole transport because the SDK's class parses lines in a
  * private method.
  */
@@ -77,7 +77,7 @@ export class StrictStdioServerTransport implements Transport {
   #started = false;
   /** stdin ended before {@link start}: deliver what was read, then close. */
   #endedEarly = false;
-  /** Messages read before {@link start}, delivered in order when the SDK connects. */
+  /** Messages read before {@link start}, delivered in order when the server connects. */
   #queue: JSONRPCMessage[] = [];
   #early?: () => Promise<EarlyInitializeResult>;
   #earlyAnswered = false;
@@ -107,7 +107,7 @@ export class StrictStdioServerTransport implements Transport {
   }
 
   /**
-   * Starts reading stdin before the SDK server connects. Messages are held until
+   * Starts reading stdin before the server connects. Messages are held until
    * {@link start}; the first `initialize` is answered at once with `initialize()`'s result
    * (which may wait for start-up checks; when it rejects, nothing is answered).
    */
@@ -218,7 +218,7 @@ export class StrictStdioServerTransport implements Transport {
     return undefined;
   }
 
-  /** A valid message: tracked, then delivered (or held until the SDK server connects). */
+  /** A valid message: tracked, then delivered (or held until the server connects). */
   #accept(message: JSONRPCMessage): void {
     if (isRequest(message) && message.method === 'initialize') {
       this.#initializeIds.add(keyOf(message.id));
@@ -240,7 +240,7 @@ export class StrictStdioServerTransport implements Transport {
     this.#queue.push(message);
   }
 
-  /** Answers the first well-formed `initialize` before the SDK server exists. */
+  /** Answers the first well-formed `initialize` before the server exists. */
   #answerEarly(request: Extract<JSONRPCMessage, { id: RequestId; method: string }>): boolean {
     const params = request.params as Record<string, unknown> | undefined;
     const clientInfo = params?.clientInfo as Record<string, unknown> | undefined;

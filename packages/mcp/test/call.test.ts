@@ -1,7 +1,6 @@
-import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { createScrubber } from '@slivingdoc/envelope';
 import { describe, expect, it } from 'vitest';
-import { runToolCall } from '../src';
+import { ProtocolError, runToolCall } from '../src';
 import { FakeNotebookService, recordingLogger } from './fake-service';
 
 function context() {
@@ -33,8 +32,9 @@ describe('runToolCall picks the operation by tool name', () => {
     async (tool) => {
       const { service, records, ctx } = context();
       const refused = await runToolCall(call(tool, { message: 'm' }), ctx).catch((e: unknown) => e);
-      expect(refused).toBeInstanceOf(McpError);
-      expect((refused as McpError).code).toBe(ErrorCode.InvalidParams);
+      expect(refused).toBeInstanceOf(ProtocolError);
+      expect((refused as ProtocolError).code).toBe(-32602);
+      expect((refused as ProtocolError).message).toBe(`Unknown tool: ${tool}`);
       expect([service.pulls, service.commits, records]).toEqual([[], [], []]);
     },
   );

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { FakeNotebookService } from './fake-service';
 import { connect } from './helpers';
 
@@ -59,11 +59,14 @@ describe('cancellation', () => {
     abort.abort();
     await expect(call).rejects.toThrow();
     finish.resolve();
+    // The call ends on its own after the cancellation: its completion record marks that.
+    await vi.waitFor(() =>
+      expect(records.filter((r) => r.msg === 'tool call completed').map((r) => r.outcome)).toEqual([
+        'CANCELLED',
+      ]),
+    );
     await client.listTools();
     expect(sent.filter((m) => 'id' in m && m.id === 1)).toEqual([]);
-    expect(records.filter((r) => r.msg === 'tool call completed').map((r) => r.outcome)).toEqual([
-      'CANCELLED',
-    ]);
   });
 });
 

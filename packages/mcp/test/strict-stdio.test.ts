@@ -100,6 +100,37 @@ describe('StrictStdioServerTransport', () => {
     expect((await response(4)).error?.code).toBe(-32602);
   });
 
+  it('answers a tools/call without a string name with -32602, running nothing', async () => {
+    const { send, response, service } = await stdioServer();
+    send('{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":7,"arguments":{}}}');
+    send('{"jsonrpc":"2.0","id":12,"method":"tools/call"}');
+    for (const id of [11, 12])
+      expect((await response(id)).error).toEqual({
+        code: -32602,
+        message: 'Invalid tools/call request: name must be a string',
+      });
+    expect([service.pulls, service.commits]).toEqual([[], []]);
+  });
+
+  it('answers ping with an empty result and an unknown method with -32601', async () => {
+    const { send, response } = await stdioServer();
+    send('{"jsonrpc":"2.0","id":"p","method":"ping"}');
+    send('{"jsonrpc":"2.0","id":"r","method":"resources/list","params":{}}');
+    expect((await response('p')).result).toEqual({});
+    expect((await response('r')).error).toEqual({ code: -32601, message: 'Method not found' });
+  });
+
+  it('answers an initialize without clientInfo with -32602 and keeps serving', async () => {
+    const { send, response } = await stdioServer();
+    send(
+      '{"jsonrpc":"2.0","id":"bad","method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{}}}',
+    );
+    expect((await response('bad')).error?.code).toBe(-32602);
+    send('{"jsonrpc":"2.0","id":"list","method":"tools/list"}');
+    const tools = (await response('list')).result?.tools as { name: string }[];
+    expect(tools.map((tool) => tool.name)).toEqual(['notes_pull', 'notes_commit']);
+  });
+
   it('handles CRLF, split chunks and several messages per chunk; answers unparsable lines', async () => {
     const { write, response, errors, lines } = await stdioServer();
     const line = call(5, '{"path":""}', 'notes_pull');

@@ -14,8 +14,8 @@ import { VERSION } from '../version';
  *
  * Start-up is ordered for the host's handshake (docs/hosts.md, "Start-up"): the transport
  * reads stdin at once and answers the first `initialize` as soon as the store has passed
- * its probe, while the engine, the MCP SDK and pino load in the background; requests that
- * arrive meanwhile wait for them.
+ * its probe, and the engine, the MCP server and pino load right after that answer; requests
+ * that arrive meanwhile wait for them.
  */
 export async function runServe(config: AppConfig): Promise<number> {
   let roots: Roots;
@@ -48,7 +48,11 @@ export async function runServe(config: AppConfig): Promise<number> {
 
   let session: Awaited<ReturnType<typeof startSession>>;
   try {
-    session = await startSession(config, roots, await storeReady, transport);
+    const store = await storeReady;
+    // Loading the session's modules blocks the event loop for a while: let the transport
+    // answer an initialize that has already arrived first (it waits for the same probe).
+    await new Promise((resolve) => setImmediate(resolve));
+    session = await startSession(config, roots, store, transport);
   } catch (error) {
     // Stop reading stdin, or it keeps the process alive after the refusal.
     await transport.close();

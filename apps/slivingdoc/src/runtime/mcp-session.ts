@@ -8,9 +8,9 @@ import type { Roots } from './roots';
 import { startService } from './service';
 
 /**
- * The part of `serve` that loads the engine, the MCP SDK and pino: a module of its own so
- * the bundler puts it in a chunk `serve` imports only after it has started answering the
- * first `initialize` (docs/hosts.md, "Start-up").
+ * The part of `serve` that loads the engine, the MCP server and pino: a module of its own so
+ * the bundler puts it in a chunk `serve` imports only after it has answered the first
+ * `initialize`, when one has arrived by then (docs/hosts.md, "Start-up").
  */
 export async function startMcpSession(init: {
   config: AppConfig;

@@ -1,11 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type * as NodeFs from 'node:fs';
 import type { promises as FsPromises } from 'node:fs';
-import * as git from 'isomorphic-git';
 import { PackError } from '../errors';
 import { type GitObject, hashObject, type Oid } from '../model/object-format';
 import { encodePackIndex, type PackSummary } from '../model/pack-format';
-import type { GitDir } from './git-dir';
+import { type GitDir, loadIsomorphicGit } from './git-dir';
 
 /** A whole object of an installed pack, with its oid. */
 export interface InstalledObject {
@@ -107,6 +106,7 @@ function installSmallPack(dir: GitDir, pack: Uint8Array, index: Uint8Array, name
 }
 
 async function indexWithIsomorphicGit(dir: GitDir, filepath: string, count: number): Promise<void> {
+  const git = await loadIsomorphicGit();
   let indexed: number;
   try {
     const { oids } = await git.indexPack({
