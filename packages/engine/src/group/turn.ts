@@ -314,10 +314,19 @@ async function runRound(
       cas.landed = 'yes';
       ctx.onPublished(outcome.activeIncrements);
       const generation = String(outcome.baseline.generation);
-      for (const { member, placed: mine } of placed) {
-        const files: FileStat[] = await diffstat(mine.parentEntries, mine.entries, ctx.db);
-        await answer(member.taken, { t: 'accepted', generation, head: last.commit, files });
-      }
+      // Every diffstat first, then every answer at once: a member answered early starts
+      // rewriting its L and would compete for the CPU with the holder still answering others.
+      const verdicts: { taken: TakenMember; files: FileStat[] }[] = [];
+      for (const { member, placed: mine } of placed)
+        verdicts.push({
+          taken: member.taken,
+          files: await diffstat(mine.parentEntries, mine.entries, ctx.db),
+        });
+      await Promise.all(
+        verdicts.map(({ taken, files }) =>
+          answer(taken, { t: 'accepted', generation, head: last.commit, files }),
+        ),
+      );
       if (ownError !== undefined) throw ownError;
       if (ownPlaced === undefined) return ownStep;
       return {
