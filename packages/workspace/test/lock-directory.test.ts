@@ -118,6 +118,10 @@ describe('the per-user lock directory', () => {
     const base = await mkdtemp(join(tmpdir(), 'ws-lockenv-'));
     const [privateRoot, notebook] = [join(base, 'private'), join(base, 'notebook')];
     await mkdir(notebook);
+    // Both directories exist, so processes that followed XDG_RUNTIME_DIR or TMPDIR would start
+    // and lock, each in its own place.
+    await mkdir(join(base, 'run'));
+    await mkdir(join(base, 'other'));
     const { SLIVINGDOC_LOCK_DIR: _, ...inherited } = process.env;
     const holder = spawn(
       process.execPath,
