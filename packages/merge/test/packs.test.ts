@@ -317,7 +317,8 @@ describe('staged objects', () => {
     expect(readdirSync(`${gitdir}/objects/pack`)).toEqual([]);
 
     await db.persistStaged();
-    // Every staged object, our own commit and the imported one alike, goes into the one pack.
+    // Every staged object reaches a pack, never a loose file: the imported one as it came, our
+    // own commit and trees in one new pack.
     const loose = (oid: string) =>
       existsSync(`${gitdir}/objects/${oid.slice(0, 2)}/${oid.slice(2)}`);
     for (const oid of [head, tree, first.head, first.tree]) expect(loose(oid)).toBe(false);
@@ -327,9 +328,69 @@ describe('staged objects', () => {
     writeFileSync(`${gitdir}/shallow`, `${first.head}\n`);
     gitOk(['fsck', '--no-dangling', '--strict'], { cwd: gitdir });
     expect(gitOk(['cat-file', 'commit', head], { cwd: gitdir }).toString()).toMatch(/staged\r\n$/);
-    expect(readdirSync(`${gitdir}/objects/pack`).filter((f) => f.endsWith('.idx'))).toHaveLength(1);
+    const indexes = () =>
+      readdirSync(`${gitdir}/objects/pack`).filter((f) => f.endsWith('.idx')).length;
+    expect(indexes()).toBe(2);
     await db.persistStaged();
-    expect(readdirSync(`${gitdir}/objects/pack`).filter((f) => f.endsWith('.idx'))).toHaveLength(1);
+    expect(indexes()).toBe(2);
+  });
+
+  /** `count` increments, each one new file on top of the last, as packs; and the last head. */
+  async function increments(count: number) {
+    const source = openMemoryObjectDb();
+    const first = await notebook(source, FILES);
+    const checkpoint = await createCheckpointPack(source, { head: first.head });
+    const packs: Uint8Array[] = [];
+    let parent = first;
+    for (let i = 0; i < count; i++) {
+      const files = { ...FILES, [`new/${i}.md`]: `line ${i}\n` };
+      for (let j = 0; j < i; j++) files[`new/${j}.md`] = `line ${j}\n`;
+      const next = await notebook(source, files, parent.head);
+      packs.push(await createIncrementPack(source, { head: next.head, parentHead: parent.head }));
+      parent = next;
+    }
+    return { checkpoint, packs, head: parent.head };
+  }
+
+  const packChecksum = (pack: Uint8Array) =>
+    Buffer.from(pack.subarray(pack.byteLength - 20)).toString('hex');
+
+  it('several imported packs are each persisted byte for byte, and only the rest is encoded', async () => {
+    const { checkpoint, packs, head } = await increments(3);
+    const gitdir = freshDir();
+    const db = await openObjectDb({ gitdir });
+    await importPack(db, checkpoint);
+    for (const pack of packs) await importPack(db, pack, { staged: true });
+    const own = await db.writeCommit(
+      { tree: (await db.readCommit(head)).tree, parent: head, message: utf8('own'), time: 3 },
+      { staged: true },
+    );
+    await db.persistStaged();
+    const files = new Set(readdirSync(`${gitdir}/objects/pack`));
+    for (const pack of packs) {
+      const name = `pack-${packChecksum(pack)}.pack`;
+      expect(files.has(name)).toBe(true);
+      expect(readFileSync(`${gitdir}/objects/pack/${name}`).equals(Buffer.from(pack))).toBe(true);
+    }
+    // The checkpoint, the three increments as they came, one new pack for the own commit.
+    expect([...files].filter((f) => f.endsWith('.idx'))).toHaveLength(5);
+    const after = await openObjectDb({ gitdir });
+    await verifyClosure(after, own);
+    writeFileSync(`${gitdir}/shallow`, '');
+    gitOk(['fsck', '--no-dangling', '--strict'], { cwd: gitdir });
+  });
+
+  it('more imported packs than one persist keeps are encoded into one new pack', async () => {
+    const { checkpoint, packs, head } = await increments(9);
+    const gitdir = freshDir();
+    const db = await openObjectDb({ gitdir });
+    await importPack(db, checkpoint);
+    for (const pack of packs) await importPack(db, pack, { staged: true });
+    await db.persistStaged();
+    const files = readdirSync(`${gitdir}/objects/pack`);
+    for (const pack of packs) expect(files).not.toContain(`pack-${packChecksum(pack)}.pack`);
+    expect(files.filter((f) => f.endsWith('.idx'))).toHaveLength(2);
+    await verifyClosure(await openObjectDb({ gitdir }), head);
   });
 
   it('an imported pack that holds everything staged is persisted byte for byte', async () => {

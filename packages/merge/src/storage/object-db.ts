@@ -95,6 +95,9 @@ const BUILT_TREES_KEPT = 16;
 /** Decoded objects kept in memory per database (bytes). */
 const CACHE_LIMIT_BYTES = 64 * 1024 * 1024;
 
+/** Staged imported packs installed as they came by one persist; more go into one new pack. */
+const PACKS_KEPT_AS_IMPORTED = 8;
+
 /** Staged bytes above which staging writes everything at once, bounding the memory it holds. */
 const STAGED_LIMIT_BYTES = 32 * 1024 * 1024;
 
@@ -113,9 +116,9 @@ export class GitObjectDb implements ObjectDb {
   readonly #staged = new Map<Oid, GitObject>();
   #stagedBytes = 0;
   /**
-   * Packs imported with `staged`, kept as they came: when one of them holds everything staged,
-   * persisting installs its bytes instead of encoding its objects again (a group member imports
-   * one increment holding every member's commit, and each member persists it).
+   * Packs imported with `staged`, kept as they came: persisting installs their bytes instead of
+   * encoding their objects again (a group member imports the increments published since its
+   * baseline, the last one holding every member's commit, and each member persists them).
    */
   readonly #stagedPacks: { pack: Uint8Array; summary: PackSummary; oids: Oid[] }[] = [];
   /** Roots this database encoded itself (canonical all the way down), newest last, bounded. */
@@ -228,13 +231,17 @@ export class GitObjectDb implements ObjectDb {
   async persistStaged(): Promise<void> {
     const packs = this.#stagedPacks.splice(0);
     if (this.#staged.size === 0) return;
-    // One imported pack holding everything staged is installed as it came; anything else goes
-    // into one new pack, so P gains one pack per persist either way.
-    const only = packs.length === 1 ? packs[0] : undefined;
-    const covered = new Set(only?.oids);
-    if (only !== undefined && [...this.#staged.keys()].every((oid) => covered.has(oid)))
-      await this.#install(only.pack, only.summary, only.oids);
-    else await this.#installObjects([...this.#staged.values()]);
+    // Imported packs are installed as they came (re-encoding a group's increment cost every
+    // member more than importing it); only what none of them holds goes into one new pack. Past
+    // a few packs, everything goes into one, so P gains at most that many packs per persist.
+    const asImported = packs.length <= PACKS_KEPT_AS_IMPORTED ? packs : [];
+    const covered = new Set<Oid>();
+    for (const { pack, summary, oids } of asImported) {
+      await this.#install(pack, summary, oids);
+      for (const oid of oids) covered.add(oid);
+    }
+    const rest = [...this.#staged].filter(([oid]) => !covered.has(oid));
+    if (rest.length > 0) await this.#installObjects(rest.map(([, object]) => object));
     this.#staged.clear();
     this.#stagedBytes = 0;
   }
