@@ -70,10 +70,10 @@ export async function writeChanges(
     try {
       for (const [i, change] of writes.entries()) {
         const temp = staged[i] as StagedFile;
-        await publish(change, temp.path, temp.target);
+        publish(change, temp.path, temp.target);
         temp.published = true;
         tree.touch(parentOf(change.path));
-        const stamp = await stampIfUnchanged(temp);
+        const stamp = stampIfUnchanged(temp);
         if (stamp) written.push({ path: change.path, stamp });
       }
     } finally {
@@ -207,7 +207,7 @@ async function stage(tree: DirTree, change: FileChange, content: Uint8Array): Pr
 }
 
 /** The published file's stamp when it is still the inode, size and mtime that was written. */
-async function stampIfUnchanged(file: StagedFile): Promise<FileStamp | undefined> {
+function stampIfUnchanged(file: StagedFile): FileStamp | undefined {
   const now = attempt(
     () => lstatSync(file.target, { bigint: true }),
     () => undefined,
@@ -222,7 +222,7 @@ async function stampIfUnchanged(file: StagedFile): Promise<FileStamp | undefined
   return stampOf(now);
 }
 
-async function publish(change: FileChange, temp: string, target: string): Promise<void> {
+function publish(change: FileChange, temp: string, target: string): void {
   if (change.expect === 'absent') {
     // link(2) never replaces: a file created meanwhile makes it fail instead of vanishing.
     const linked = attempt(

@@ -133,6 +133,36 @@ function objectHeader(typeCode: number, size: number): Buffer {
   return Buffer.from(bytes);
 }
 
+/** The type-and-size varint that opens a pack entry, as {@link objectHeader} writes it. */
+export interface EntryHeader {
+  /** Git's type number: 1–4 whole objects, 6 and 7 deltas. */
+  typeCode: number;
+  /** The inflated size the entry declares. */
+  size: number;
+  /** Where the entry's data (after the header) starts. */
+  dataAt: number;
+}
+
+/**
+ * Reads the header of the pack entry at `at`, which must end before `end`; throws
+ * {@link PackError} `TRUNCATED` when it is cut off. Shared by the scan and by readers of
+ * installed packs (`storage/object-files.ts`).
+ */
+export function readEntryHeader(bytes: Uint8Array, at: number, end: number): EntryHeader {
+  let next = at;
+  let byte = bytes[next++] as number;
+  const typeCode = (byte >> 4) & 7;
+  let size = byte & 0x0f;
+  let scale = 16;
+  while (byte & 0x80) {
+    if (next >= end) throw new PackError('TRUNCATED', 'pack object header is cut off');
+    byte = bytes[next++] as number;
+    size += (byte & 0x7f) * scale;
+    scale *= 128;
+  }
+  return { typeCode, size, dataAt: next };
+}
+
 /** One object entry of a scanned pack. */
 export interface PackEntry {
   /** Byte offset of the entry's header in the pack. */
@@ -185,17 +215,11 @@ export function scanPack(bytes: Uint8Array): PackSummary {
     if (at >= bodyEnd)
       throw new PackError('TRUNCATED', `pack ends after ${index} of ${count} objects`);
     const offset = at;
-    let byte = pack[at++] as number;
-    const typeCode = (byte >> 4) & 7;
-    let size = byte & 0x0f;
-    let scale = 16;
-    while (byte & 0x80) {
-      if (at >= bodyEnd) throw new PackError('TRUNCATED', 'pack object header is cut off');
-      byte = pack[at++] as number;
-      size += (byte & 0x7f) * scale;
-      scale *= 128;
-    }
+    const header = readEntryHeader(pack, at, bodyEnd);
+    const { typeCode, size } = header;
+    at = header.dataAt;
     if (typeCode === OFS_DELTA) {
+      let byte: number;
       do {
         if (at >= bodyEnd) throw new PackError('TRUNCATED', 'pack delta offset is cut off');
         byte = pack[at++] as number;

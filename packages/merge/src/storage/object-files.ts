@@ -1,6 +1,7 @@
 import type * as NodeFs from 'node:fs';
 import { inflateSync } from 'node:zlib';
 import { type GitObject, hashObject, type ObjectType, type Oid } from '../model/object-format';
+import { type EntryHeader, readEntryHeader } from '../model/pack-format';
 import type { GitDir } from './git-dir';
 
 /** What only isomorphic-git reads: a delta entry (a foreign pack) or an index other than v2. */
@@ -58,14 +59,14 @@ function fromPackEntry(
   oid: Oid,
 ): GitObject | undefined | typeof NEEDS_ISOMORPHIC_GIT {
   const entry = readRange(fs, index.packPath, offset, index.endOf(offset));
-  let at = 0;
-  let byte = entry[at++] ?? 0;
-  const typeNumber = (byte >> 4) & 7;
-  let size = byte & 15;
-  for (let shift = 4; byte & 0x80; shift += 7) {
-    byte = entry[at++] ?? 0;
-    size += (byte & 0x7f) * 2 ** shift;
+  if (entry.byteLength === 0) throw corrupt();
+  let header: EntryHeader;
+  try {
+    header = readEntryHeader(entry, 0, entry.byteLength);
+  } catch {
+    throw corrupt();
   }
+  const { typeCode: typeNumber, size, dataAt: at } = header;
   if (typeNumber === OFS_DELTA || typeNumber === REF_DELTA) return NEEDS_ISOMORPHIC_GIT;
   if (typeNumber === TAG) return undefined;
   const type = PACK_TYPES[typeNumber];
