@@ -3,8 +3,9 @@ import { IdleRelease } from './idle-release';
 
 /**
  * How long a cache stays filled after its last use. Long enough for the calls of one burst
- * (and a commit right after its pull) to share it; short enough that an idle server holds
- * nothing of it 5 s after its last call (issue 20's idle figure).
+ * (and a commit right after its pull) to share it; short enough that an idle server lets go
+ * of it well before issue 20's idle reading, 5 s after its last call (the memory itself comes
+ * back at V8's next collection, docs/performance.md "Session 7").
  */
 export const CACHE_IDLE_RELEASE_MS = 2000;
 
