@@ -4,7 +4,8 @@
  * runtime (zod, ajv) nor isomorphic-git, which only reading an object back from disk needs. Each built server runs under a module log (helpers/module-log: Node's resolve
  * hook records every ESM module the process resolves) and answers a real pull; the S3 case is
  * the control showing the log does see the SDK when it is loaded. (Node 20's hook sees
- * `import`, not `require`: the bundle is ESM and reaches its externals only through imports.)
+ * `import`, not `require`: the bundle is ESM and reaches its externals through imports, except momoa, which
+ * the duplicate-key check requires on the first tools/call.)
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';

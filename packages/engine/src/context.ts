@@ -1,6 +1,11 @@
 /** Per-directory handles and per-call progress shared by the pull, commit and repair modules. */
 import type { RecoveryStage } from '@slivingdoc/envelope';
-import type { ObjectDb, TreeEntries } from '@slivingdoc/merge';
+import {
+  CACHE_IDLE_RELEASE_MS,
+  IdleRelease,
+  type ObjectDb,
+  type TreeEntries,
+} from '@slivingdoc/merge';
 import type { PathPolicy } from '@slivingdoc/policy';
 import type { ChangeMonitor, PrivateState, Registry } from '@slivingdoc/workspace';
 import type { ResolvedConfig } from './config';
@@ -47,16 +52,25 @@ export function newCall(signal: AbortSignal | undefined, actor?: string): CallSt
 
 /**
  * Flattened trees by tree id. A 10,000-file tree takes noticeable time to read, and the same
- * baseline and remote trees are read by every call on a directory; a handful suffice.
+ * baseline and remote trees are read by every call on a directory; a handful suffice. The
+ * trees are dropped once the cache is unused for `idleMs` (an idle server holds none of
+ * them; the next call reads them again); which trees passed the path rules is kept.
  */
 export class TreeCache {
   readonly #entries = new Map<string, TreeEntries>();
   readonly #validated = new Set<string>();
+  readonly #idle: IdleRelease;
 
-  constructor(private readonly capacity = 4) {}
+  constructor(
+    private readonly capacity = 4,
+    idleMs = CACHE_IDLE_RELEASE_MS,
+  ) {
+    this.#idle = new IdleRelease(idleMs, () => this.#entries.clear());
+  }
 
   /** The flattened tree `tree` (callers must not mutate the returned map). */
   async read(db: ObjectDb, tree: string): Promise<TreeEntries> {
+    this.#idle.touch();
     const hit = this.#entries.get(tree);
     if (hit !== undefined) {
       this.#entries.delete(tree);
@@ -74,6 +88,7 @@ export class TreeCache {
    * or from a validated R, and a merge that would make two collide publishes nothing.
    */
   remember(tree: string, entries: TreeEntries): void {
+    this.#idle.touch();
     this.#entries.delete(tree);
     this.#keep(tree, entries);
     this.#validated.add(tree);

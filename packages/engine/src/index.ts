@@ -27,11 +27,6 @@ export {
   reasonSpec,
   type SuccessResult,
 } from '@slivingdoc/envelope';
-/** The actor rules of SPEC §9 (an actor is a commit's author name) and its default. */
-export {
-  DEFAULT_AUTHOR as DEFAULT_ACTOR,
-  isValidAuthorName as isValidActor,
-} from '@slivingdoc/merge';
 // Path sets (`@slivingdoc/policy`): what `createNotebookService` throws for an invalid set.
 export { PathSetError } from '@slivingdoc/policy';
 // Stores (`@slivingdoc/store`). The S3 store loads the AWS SDK on its first request only.
@@ -44,6 +39,8 @@ export {
   type ObjectStore,
   type S3StoreOptions,
 } from '@slivingdoc/store';
+/** The actor rules of SPEC §9 (an actor is a commit's author name) and its default. */
+export { DEFAULT_ACTOR, isValidActor } from './actor';
 export type { BackoffClock } from './backoff';
 export { backoffCeiling, SYSTEM_CLOCK } from './backoff';
 export type { EngineConfig, EngineLogger } from './config';

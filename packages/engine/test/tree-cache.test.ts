@@ -1,6 +1,6 @@
 import type { ObjectDb } from '@slivingdoc/merge';
 import { openMemoryObjectDb } from '@slivingdoc/merge/testing';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { TreeCache } from '../src/context';
 
 describe('TreeCache', () => {
@@ -37,5 +37,29 @@ describe('TreeCache', () => {
     } as unknown as ObjectDb;
     expect(await cache.read(refusing, t0)).toEqual(await db.readTree(t0));
     await expect(cache.read(refusing, t1)).rejects.toThrow('evicted');
+  });
+
+  it('drops its trees once unused for idleMs, and keeps which ones were validated', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
+    try {
+      const db = openMemoryObjectDb();
+      const entries = new Map([['a.md', await db.writeBlob(Buffer.from('a\n'))]]);
+      const tree = await db.writeTree(entries);
+      const cache = new TreeCache(2, 1000);
+      const refusing = {
+        readTree: () => Promise.reject(new Error('read back')),
+      } as unknown as ObjectDb;
+      cache.remember(tree, entries);
+      vi.advanceTimersByTime(900);
+      expect(await cache.read(refusing, tree)).toBe(entries);
+      vi.advanceTimersByTime(999);
+      expect(await cache.read(refusing, tree)).toBe(entries);
+      vi.advanceTimersByTime(1000);
+      await expect(cache.read(refusing, tree)).rejects.toThrow('read back');
+      expect(cache.isValidated(tree)).toBe(true);
+      expect(await cache.read(db, tree)).toEqual(entries);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });

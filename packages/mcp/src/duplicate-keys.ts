@@ -1,5 +1,17 @@
-import { type MemberNode, parse as parseJsonAst, type ValueNode } from '@humanwhocodes/momoa';
+import { createRequire } from 'node:module';
+import type { MemberNode, ValueNode } from '@humanwhocodes/momoa';
 import type { RequestId } from '@modelcontextprotocol/sdk/types.js';
+
+// momoa (a 90 KB parser) is loaded on the first `tools/call`, not with the transport: the
+// transport answers `initialize` before anything else loads, and that answer never needs it.
+// `require` (momoa ships CommonJS too), because the transport checks each line synchronously.
+const requireCjs = createRequire(import.meta.url);
+let momoa: typeof import('@humanwhocodes/momoa') | undefined;
+
+function parseJsonAst(line: string) {
+  momoa ??= requireCjs('@humanwhocodes/momoa') as typeof import('@humanwhocodes/momoa');
+  return momoa.parse(line);
+}
 
 /**
  * Remembers which `tools/call` requests carried a duplicate key inside `params.arguments`.

@@ -39,6 +39,8 @@ export {
   merge3,
   sameEntries,
 } from './operations/tree-merge';
+export { IdleRelease } from './storage/idle-release';
+export { CACHE_IDLE_RELEASE_MS } from './storage/object-cache';
 export {
   type ObjectDb,
   openObjectDb,

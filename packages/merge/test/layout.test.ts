@@ -11,6 +11,8 @@ const ALLOWED: Record<string, string[]> = {
   storage: ['errors', 'model', 'storage'],
   operations: ['errors', 'model', 'storage', 'operations'],
   index: ['errors', 'model', 'storage', 'operations'],
+  // The `./author` entry point (the author-name rule alone, for a caller that bundles).
+  author: ['model'],
   // The `./testing` entry point (memfs-backed object db, pack codec for tests above).
   testing: ['errors', 'model', 'storage', 'operations'],
 };

@@ -1,4 +1,5 @@
-import { DEFAULT_ACTOR, isValidActor } from '@slivingdoc/engine';
+// The subpath, not the barrel: the barrel would load the whole engine before `serve` answers.
+import { DEFAULT_ACTOR, isValidActor } from '@slivingdoc/engine/actor';
 import { createPathPolicy, PathSetError } from '@slivingdoc/policy';
 import type { CommandLine, Flags } from './command-line';
 import { defaultPrivateRoot, overlaps } from './paths';
