@@ -9,15 +9,13 @@
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { providedS3 } from '@slivingdoc/testkit/s3-env';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { assertBuilt, sandboxEnv } from './helpers/bin';
 import { McpServerProcess } from './helpers/mcp-server';
+import { moduleLogOfServe } from './helpers/module-log/serve';
 
 beforeAll(assertBuilt);
-
-const register = pathToFileURL(join(import.meta.dirname, 'helpers/module-log/register.mjs'));
 
 /**
  * The packages (by name) a `serve` with `extra` in its environment (and `args`) resolved up to
@@ -28,18 +26,7 @@ async function packagesOfServe(
   args: string[] = [],
   env: NodeJS.ProcessEnv = sandboxEnv(extra),
 ): Promise<string[]> {
-  const log = join(env.HOME!, `modules-${Date.now()}.log`);
-  const server = await McpServerProcess.start(args, {
-    ...env,
-    NODE_OPTIONS: `--import=${register.href}`,
-    SLIVINGDOC_TEST_MODULE_LOG: log,
-  });
-  try {
-    expect((await server.call('notes_pull', {})).structured.code).toBe('OK');
-  } finally {
-    await server.close();
-  }
-  const urls = readFileSync(log, 'utf8').split('\n');
+  const urls = await moduleLogOfServe(env, args);
   // Only this process's own modules count: the log also holds the hooks and the bin itself.
   expect(urls.some((url) => url.endsWith('/dist/cli.js'))).toBe(true);
   const packages = urls.flatMap(

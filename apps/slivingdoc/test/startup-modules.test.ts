@@ -12,11 +12,10 @@ import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { assertBuilt, sandboxEnv } from './helpers/bin';
-import { McpServerProcess } from './helpers/mcp-server';
+import { moduleLogOfServe } from './helpers/module-log/serve';
 
 beforeAll(assertBuilt);
 
-const register = pathToFileURL(join(import.meta.dirname, 'helpers/module-log/register.mjs'));
 const dist = join(import.meta.dirname, '../dist');
 
 /** What a set of resolved module URLs amounts to. */
@@ -60,18 +59,7 @@ const workspacePackages = (sources: string[]) => [
 describe('an embedded serve loads only what its initialize answer needs before answering it', () => {
   it('resolves no engine, pino or MCP dispatcher module before the initialize response', async () => {
     const env = sandboxEnv();
-    const log = join(env.HOME!, 'modules.log');
-    const server = await McpServerProcess.start([], {
-      ...env,
-      NODE_OPTIONS: `--import=${register.href}`,
-      SLIVINGDOC_TEST_MODULE_LOG: log,
-    });
-    try {
-      expect((await server.call('notes_pull', {})).structured.code).toBe('OK');
-    } finally {
-      await server.close();
-    }
-    const lines = readFileSync(log, 'utf8').trim().split('\n');
+    const lines = await moduleLogOfServe(env);
     const mark = lines.findIndex((line) => line.startsWith('# stdout'));
     expect(mark).toBeGreaterThan(0);
     const before = loadedBy(lines.slice(0, mark));
