@@ -4,8 +4,11 @@ import { PackError } from '../errors';
 import type { GitObject, ObjectType } from './object-format';
 
 const TYPE_CODES: Record<ObjectType, number> = { commit: 1, tree: 2, blob: 3 };
-const OFS_DELTA = 6;
-const REF_DELTA = 7;
+/** Git's pack entry type numbers of the two delta kinds (whole objects: {@link TYPE_NAMES}). */
+export const OFS_DELTA = 6;
+export const REF_DELTA = 7;
+/** The pack entry type number of an annotated tag (never a notebook object). */
+export const TAG = 4;
 const HEADER_BYTES = 12;
 const TRAILER_BYTES = 20;
 
@@ -181,7 +184,12 @@ export interface PackSummary {
   entries: PackEntry[];
 }
 
-const TYPE_NAMES: Record<number, ObjectType | undefined> = { 1: 'commit', 2: 'tree', 3: 'blob' };
+/** The whole-object types the notebook stores, by their pack entry type number. */
+export const TYPE_NAMES: Readonly<Record<number, ObjectType | undefined>> = {
+  1: 'commit',
+  2: 'tree',
+  3: 'blob',
+};
 
 /**
  * Checks that `bytes` is one complete, well-formed git pack before anything is stored: header,

@@ -1,7 +1,14 @@
 import type * as NodeFs from 'node:fs';
 import { inflateSync } from 'node:zlib';
 import { type GitObject, hashObject, type ObjectType, type Oid } from '../model/object-format';
-import { type EntryHeader, readEntryHeader } from '../model/pack-format';
+import {
+  type EntryHeader,
+  OFS_DELTA,
+  REF_DELTA,
+  readEntryHeader,
+  TAG,
+  TYPE_NAMES,
+} from '../model/pack-format';
 import type { GitDir } from './git-dir';
 
 /** What only isomorphic-git reads: a delta entry (a foreign pack) or an index other than v2. */
@@ -34,12 +41,6 @@ export function readObjectFile(
   return undefined;
 }
 
-/** Git's pack entry type numbers of the whole objects the notebook stores. */
-const PACK_TYPES: Readonly<Record<number, ObjectType>> = { 1: 'commit', 2: 'tree', 3: 'blob' };
-const OFS_DELTA = 6;
-const REF_DELTA = 7;
-const TAG = 4;
-
 function fromLoose(oid: Oid, framed: Buffer): GitObject | undefined {
   const nul = framed.indexOf(0);
   const [type, size] = framed.subarray(0, Math.max(nul, 0)).toString('latin1').split(' ');
@@ -69,7 +70,7 @@ function fromPackEntry(
   const { typeCode: typeNumber, size, dataAt: at } = header;
   if (typeNumber === OFS_DELTA || typeNumber === REF_DELTA) return NEEDS_ISOMORPHIC_GIT;
   if (typeNumber === TAG) return undefined;
-  const type = PACK_TYPES[typeNumber];
+  const type = TYPE_NAMES[typeNumber];
   if (type === undefined) throw corrupt();
   const content = inflateSync(entry.subarray(at));
   if (content.byteLength !== size) throw corrupt();
