@@ -335,8 +335,11 @@ describe('staged objects', () => {
     expect(indexes()).toBe(2);
   });
 
-  /** `count` increments, each one new file on top of the last, as packs; and the last head. */
-  async function increments(count: number) {
+  /**
+   * A fresh database holding a checkpoint, with `count` increments on top of it (each one new
+   * file) imported staged; their packs and the last head.
+   */
+  async function stagedIncrements(count: number) {
     const source = openMemoryObjectDb();
     const first = await notebook(source, FILES);
     const checkpoint = await createCheckpointPack(source, { head: first.head });
@@ -349,18 +352,18 @@ describe('staged objects', () => {
       packs.push(await createIncrementPack(source, { head: next.head, parentHead: parent.head }));
       parent = next;
     }
-    return { checkpoint, packs, head: parent.head };
+    const gitdir = freshDir();
+    const db = await openObjectDb({ gitdir });
+    await importPack(db, checkpoint);
+    for (const pack of packs) await importPack(db, pack, { staged: true });
+    return { gitdir, db, packs, head: parent.head };
   }
 
   const packChecksum = (pack: Uint8Array) =>
     Buffer.from(pack.subarray(pack.byteLength - 20)).toString('hex');
 
   it('several imported packs are each persisted byte for byte, and only the rest is encoded', async () => {
-    const { checkpoint, packs, head } = await increments(3);
-    const gitdir = freshDir();
-    const db = await openObjectDb({ gitdir });
-    await importPack(db, checkpoint);
-    for (const pack of packs) await importPack(db, pack, { staged: true });
+    const { gitdir, db, packs, head } = await stagedIncrements(3);
     const own = await db.writeCommit(
       { tree: (await db.readCommit(head)).tree, parent: head, message: utf8('own'), time: 3 },
       { staged: true },
@@ -381,11 +384,7 @@ describe('staged objects', () => {
   });
 
   it('more imported packs than one persist keeps are encoded into one new pack', async () => {
-    const { checkpoint, packs, head } = await increments(9);
-    const gitdir = freshDir();
-    const db = await openObjectDb({ gitdir });
-    await importPack(db, checkpoint);
-    for (const pack of packs) await importPack(db, pack, { staged: true });
+    const { gitdir, db, packs, head } = await stagedIncrements(9);
     await db.persistStaged();
     const files = readdirSync(`${gitdir}/objects/pack`);
     for (const pack of packs) expect(files).not.toContain(`pack-${packChecksum(pack)}.pack`);
