@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Writes docs/errors.md from the error catalogue (packages/envelope/src/catalogue.ts), the
-// single source of truth of SPEC §3. packages/envelope/test/errors-doc.test.ts fails when the
+// single source of truth of contract §3. packages/envelope/test/errors-doc.test.ts fails when the
 // committed file differs from what this writes. Vite's module runner loads the TypeScript
 // source directly, so no build is needed first.
 import { writeFileSync } from 'node:fs';

@@ -1,4 +1,4 @@
-// The floor under a group member's L rewrite (SPEC §9: OK only once L holds the accepted tree):
+// The floor under a group member's L rewrite (contract §9: OK only once L holds the accepted tree):
 // the CPU one process spends writing N new files into a directory with the workspace's own
 // `writeChanges` (temp file, write, fsync, link, directory fsync), median of BENCH_RUNS runs.
 // A member of a group of N writes the other N − 1 members' files, so N members on C cores need

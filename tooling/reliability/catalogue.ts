@@ -1,6 +1,6 @@
 import { CATALOGUE, type ErrorCode, FILE_REASONS } from '@slivingdoc/envelope';
 
-/** True when `reason` is one of the catalogued reasons of `code` (SPEC §3). */
+/** True when `reason` is one of the catalogued reasons of `code` (contract §3). */
 export function isCataloguedReason(code: string, reason: unknown): boolean {
   if (!(code in CATALOGUE)) return false;
   const reasons = CATALOGUE[code as ErrorCode].reasons as Readonly<Record<string, unknown>>;

@@ -20,7 +20,7 @@ const FUZZ_TIMEOUT = 120_000;
 
 describe('fuzz: path rules (@slivingdoc/policy)', () => {
   it(
-    'notebook paths: no crash, only catalogued file reasons, accepted paths obey SPEC §4',
+    'notebook paths: no crash, only catalogued file reasons, accepted paths obey contract §4',
     () => {
       fc.assert(notebookPathRules, fuzzParameters(1500));
     },

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { requireBuiltCli, runCli } from '../reliability/cli';
 
-// SPEC §4: P directories are created 0700, P files 0600, through a real process.
+// contract §4: P directories are created 0700, P files 0600, through a real process.
 
 beforeAll(() => requireBuiltCli());
 

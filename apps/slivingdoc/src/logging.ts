@@ -1,6 +1,6 @@
 import pino, { type DestinationStream, type Level, type Logger } from 'pino';
 
-/** The modules a record can name (SPEC §12). */
+/** The modules a record can name (contract §12). */
 export const LOG_MODULES = ['app', 'cli', 'mcp', 'engine', 'store'] as const;
 export type LogModule = (typeof LOG_MODULES)[number];
 

@@ -1,5 +1,5 @@
 /**
- * Concurrent additions end to end (SPEC §6): many `slivingdoc serve` processes of the built bin
+ * Concurrent additions end to end (contract §6): many `slivingdoc serve` processes of the built bin
  * append one line each to the same file and call notes_commit at once, on the embedded store
  * and on the real S3 server. Kept additions land without a conflict; `--merge-additions=conflict`
  * brings git's rule back.

@@ -32,7 +32,7 @@
  * `file name too long` (disk full, read-only file system, too many open files, out of memory)
  * need a full or read-only mount or starved process limits, which a test cannot arrange
  * deterministically without privileges it should not need.
- * A refused write to L after the rewrite began is RECOVERY_FAILURE by design (SPEC §10), so
+ * A refused write to L after the rewrite began is RECOVERY_FAILURE by design (contract §10), so
  * LOCAL_WRITE_FAILED comes only from a notebook directory that cannot be created.
  * The file reason FILE_DIRECTORY is not asserted: a file/directory conflict today ends in
  * RECOVERY_FAILURE · UNEXPECTED_FAILURE on every call (the engine's materialize writes the
@@ -629,7 +629,7 @@ describe('RECOVERY_FAILURE and ENGINE_FAILED', () => {
     // Nothing was left half-registered: once writable, the same call succeeds.
     expect((await server.call('notes_pull', { path: nb })).structured.code).toBe('OK');
     // A path segment over the file system's 255-byte name limit is a valid request path
-    // (SPEC §2 bounds only the whole path) that no directory can be created for.
+    // (contract §2 bounds only the whole path) that no directory can be created for.
     for (const path of [join(ws, 'n'.repeat(256)), join(ws, 'n'.repeat(300), 'below')]) {
       expectEnvelope(await server.call('notes_pull', { path }), {
         code: 'ENGINE_FAILED',

@@ -1,5 +1,5 @@
 /**
- * SPEC §12 shutdown with a tool call in flight, through the built `slivingdoc serve` over real
+ * contract §12 shutdown with a tool call in flight, through the built `slivingdoc serve` over real
  * stdio: SIGINT/SIGTERM stop accepting calls, cancel the in-flight one, wait at most 30 s,
  * release the directory's lock and exit. The call is held deterministically by the engine's
  * `after-pack-upload=pause` failpoint (released by SIGUSR2), so the signal always lands while

@@ -12,7 +12,7 @@ afterEach(() => {
 });
 
 describe('pull and commit from the shell', () => {
-  it('report in the SPEC §12 format, share one embedded store, and meet a server', async () => {
+  it('report in the contract §12 format, share one embedded store, and meet a server', async () => {
     const env = sandboxEnv(); // one store for every process below
     const base = realpathSync(mkdtempSync(join(tmpdir(), 'slivingdoc-test-cli-')));
     const alice = join(base, 'alice');

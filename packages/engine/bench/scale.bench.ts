@@ -67,7 +67,7 @@ async function notebookOf(files: number) {
 }
 
 /**
- * The least a change-detecting scan of the large notebook does (SPEC §4/§9): list every
+ * The least a change-detecting scan of the large notebook does (contract §4/§9): list every
  * directory and lstat every file, nothing else, measured in the same rounds as the commits.
  */
 function statFloor(dir: string): number {

@@ -1,5 +1,5 @@
 /**
- * One publication attempt of a commit (SPEC §9) and the pieces a group commit's holder shares
+ * One publication attempt of a commit (contract §9) and the pieces a group commit's holder shares
  * with it: merging the caller's change onto R, the marker check of a merge's rewritten files,
  * and the backoff after a lost race.
  */
@@ -21,7 +21,7 @@ import type { Entry } from './sync';
 import { threeWayMerge } from './three-way';
 import { unresolvedMarkers } from './verdicts';
 
-/** Marker blocks in the given paths of `entries` (SPEC §6), as file issues. */
+/** Marker blocks in the given paths of `entries` (contract §6), as file issues. */
 export async function markerIssues(
   ctx: DirContext,
   entries: TreeEntries,
@@ -38,7 +38,7 @@ export async function markerIssues(
 }
 
 /**
- * The backoff after a lost race (SPEC §9), used to fetch what the winner published meanwhile.
+ * The backoff after a lost race (contract §9), used to fetch what the winner published meanwhile.
  * The prefetch always settles before this returns, so nothing touches P after the call ends.
  */
 export async function backoffPrefetching(
@@ -78,7 +78,7 @@ export interface OwnChange {
   local: LocalSnapshot;
   changed: string[];
   message: Uint8Array;
-  /** The author name (SPEC §9); `slivingdoc` when absent. */
+  /** The author name (contract §9); `slivingdoc` when absent. */
   author: string | undefined;
 }
 

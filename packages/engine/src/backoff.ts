@@ -1,4 +1,4 @@
-/** Full-jitter exponential backoff between CAS attempts (SPEC §9). */
+/** Full-jitter exponential backoff between CAS attempts (contract §9). */
 
 const FIRST_CEILING_MS = 25;
 const MAX_CEILING_MS = 2_000;

@@ -1,6 +1,6 @@
 /**
  * The accepted baseline recorded in P's state.json, the recovery flag around every rewrite
- * of L (SPEC §10), and the rolled-back check of SPEC §7.
+ * of L (contract §10), and the rolled-back check of contract §7.
  */
 import type { StateV1 } from '@slivingdoc/workspace';
 import type { CallState, DirContext } from './context';
@@ -63,7 +63,7 @@ export interface ObservedRemote {
 }
 
 /**
- * SPEC §7: `current` absent while the baseline is above 0, older than the baseline, or equal
+ * contract §7: `current` absent while the baseline is above 0, older than the baseline, or equal
  * with another head means the store was wiped or rolled back. Fails before L is touched.
  */
 export function assertNotRolledBack(

@@ -1,5 +1,5 @@
 /**
- * Background checkpoints (SPEC §11): a closed pack for the head of the oldest `threshold`
+ * Background checkpoints (contract §11): a closed pack for the head of the oldest `threshold`
  * increments (a stable prefix), CAS'd into a manifest that replaces that prefix and retains
  * the replaced chain. A lost CAS rewrites only the manifest while the prefix is intact; an
  * ambiguous one is resolved by the checkpoint id. Never blocks or fails a commit: every

@@ -1,5 +1,5 @@
 /**
- * Generation-fenced pack cleanup (SPEC §11). Lists only the pack namespaces; considers only
+ * Generation-fenced pack cleanup (contract §11). Lists only the pack namespaces; considers only
  * keys whose chain position is at or before the cutoff — the active checkpoint's
  * `throughGeneration` of a freshly re-read `current`, because every proposal that can still
  * land (one conditioned on that `current`) targets a later position; re-reads `current`

@@ -1,5 +1,5 @@
 /**
- * notes_commit for one locked, pulled directory (SPEC §9), in the order of SPEC §2: scan,
+ * notes_commit for one locked, pulled directory (contract §9), in the order of contract §2: scan,
  * markers, path sets, then the store: read R, merge, publish, and on a lost race back off,
  * re-read R (fetching only new increments), re-merge and publish anew. With group commit on,
  * the store part may instead happen in another local writer's turn (docs/engine.md).
@@ -30,7 +30,7 @@ import {
 } from './verdicts';
 
 /**
- * SPEC §5: a change under a read-only path publishes nothing; each such file is reset to its
+ * contract §5: a change under a read-only path publishes nothing; each such file is reset to its
  * baseline content (inside the recovery flag) and listed.
  */
 async function refuseReadOnlyChanges(

@@ -22,9 +22,9 @@ export interface EngineConfig {
   workspaceRoot: string;
   /** The directory an omitted or empty `path` means. */
   notebookDir: string;
-  /** Writable path set (SPEC §5). */
+  /** Writable path set (contract §5). */
   writable?: string[];
-  /** Read-only path set (SPEC §5). */
+  /** Read-only path set (contract §5). */
   readOnly?: string[];
   /** CAS retries after the first attempt, 0–100 (default 8). */
   commitRetries?: number;
@@ -71,7 +71,7 @@ export interface EngineConfig {
   /**
    * Where both sides only inserted lines at the same place of the baseline (and add/add of a
    * path): `keep` (the default) keeps both, R's lines first, without a conflict; `conflict` is
-   * git's rule, markers for every overlapping insertion (SPEC §6, `--merge-additions`).
+   * git's rule, markers for every overlapping insertion (contract §6, `--merge-additions`).
    */
   mergeAdditions?: MergeAdditions;
 }

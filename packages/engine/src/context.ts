@@ -41,7 +41,7 @@ export interface CallState {
   mutationStarted: boolean;
   remoteAccepted: 'yes' | 'no' | 'unknown';
   signal: AbortSignal | undefined;
-  /** The author name of the commits this call publishes (SPEC §9); absent: `slivingdoc`. */
+  /** The author name of the commits this call publishes (contract §9); absent: `slivingdoc`. */
   actor?: string | undefined;
 }
 

@@ -30,7 +30,7 @@ export function storeDiskDetail(err: StoreError): EngineDetail | undefined {
 }
 
 /**
- * Maps a store failure outside a compare-and-swap onto STORAGE_FAILURE (SPEC §3); the embedded
+ * Maps a store failure outside a compare-and-swap onto STORAGE_FAILURE (contract §3); the embedded
  * store's full or read-only disk is ENGINE_FAILED · STORE_WRITE_FAILED with its fixed detail.
  */
 export function storageFailure(err: StoreError): DomainError {
@@ -85,7 +85,7 @@ export function integrityFailure(
   return new DomainError({ code: 'STORAGE_INTEGRITY', reason, message, cause });
 }
 
-/** The ambiguity of a publication could not be resolved (SPEC §9). */
+/** The ambiguity of a publication could not be resolved (contract §9). */
 export function publicationUnproven(cause?: unknown): DomainError {
   return new DomainError({
     code: 'STORAGE_FAILURE',

@@ -1,6 +1,6 @@
 /**
  * Failpoints: named stage boundaries where tests stop, fail or kill the process, so every
- * crash window of SPEC §10 is reachable on purpose. With nothing armed, `hit` returns
+ * crash window of contract §10 is reachable on purpose. With nothing armed, `hit` returns
  * `undefined` synchronously and callers skip the `await`: the production cost is one call.
  */
 

@@ -2,7 +2,7 @@
  * The publication gate: processes on one machine that publish to the same store take turns
  * for the span of one attempt (read `current` … CAS answer), so they stop spending attempts
  * on races among themselves. Under a burst of local writers every attempt would otherwise
- * race every other, and the fixed retry budget of SPEC §9 runs out while the machine's CPU
+ * race every other, and the fixed retry budget of contract §9 runs out while the machine's CPU
  * is shared a hundred ways. The gate is an optimisation only: the CAS still decides,
  * writers on other hosts still race through it, and a writer that waited out its budget
  * attempts without the gate. Its holder never waits for another lock (the directory's lock is
@@ -50,7 +50,7 @@ export class PublicationGate {
 
   /**
    * Runs one attempt inside the gate, or without it when the gate is off or the call's
-   * waiting budget is spent (the attempt then races as SPEC §9 describes); `attempt` learns
+   * waiting budget is spent (the attempt then races as contract §9 describes); `attempt` learns
    * which. A waiter does no work meanwhile: fetching what the holders publish while waiting
    * was measured to cost a burst of 100 writers more CPU (each decodes every new manifest)
    * than it saved the holder, and fetching the backlog once before queueing flooded S3.
@@ -81,7 +81,7 @@ export class PublicationGate {
       if (this.call.signal?.aborted) throw err;
       if (err instanceof LockTimeoutError) return 'busy';
       // The gate is an optimisation: when it cannot be taken at all (say a lock directory
-      // path too long for a socket), the attempt races as SPEC §9 describes.
+      // path too long for a socket), the attempt races as contract §9 describes.
       cfg.logger.warn(
         { code: (err as NodeJS.ErrnoException).code },
         'publication gate unavailable; attempting without it',

@@ -1,5 +1,5 @@
 /**
- * The retained history (SPEC §11, §12 `log`): the publications the active chain and the
+ * The retained history (contract §11, §12 `log`): the publications the active chain and the
  * retained chains of `current` still hold, newest first. A checkpoint is a boundary: its head
  * commit is a publication, its ancestors are gone. Packs P lacks are fetched, verified and
  * installed in P's object database; nothing else of P (its baseline, its state) changes.

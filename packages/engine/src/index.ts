@@ -1,6 +1,6 @@
 /**
  * `@slivingdoc/engine`: pull, commit, optimistic publication, recovery, checkpoints and
- * cleanup (SPEC §8–§11), as a library any Node tool can import. No MCP or CLI types here.
+ * cleanup (contract §8–§11), as a library any Node tool can import. No MCP or CLI types here.
  *
  * The one package an embedder installs: it re-exports the stores, the results and the
  * errors a caller needs from the lower layers, so no other `@slivingdoc/*` import is needed.
@@ -39,7 +39,7 @@ export {
   type ObjectStore,
   type S3StoreOptions,
 } from '@slivingdoc/store';
-/** The actor rules of SPEC §9 (an actor is a commit's author name) and its default. */
+/** The actor rules of contract §9 (an actor is a commit's author name) and its default. */
 export { DEFAULT_ACTOR, isValidActor } from './actor';
 export type { BackoffClock } from './backoff';
 export { backoffCeiling, SYSTEM_CLOCK } from './backoff';

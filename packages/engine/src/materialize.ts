@@ -1,5 +1,5 @@
 /**
- * Rewriting L to a target tree, inside the recovery flag (SPEC §10): flag raised durably,
+ * Rewriting L to a target tree, inside the recovery flag (contract §10): flag raised durably,
  * L written, the new baseline recorded and the flag cleared in one atomic state write.
  * A file the caller edits meanwhile is never overwritten: the write fails on its stamp, L is
  * rescanned and the caller's new edits are merged onto the target before writing again.
@@ -81,7 +81,7 @@ async function rememberWritten(
 }
 
 /**
- * Appends one rewrite (or publication attempt) to the target record of `previous` (SPEC §10):
+ * Appends one rewrite (or publication attempt) to the target record of `previous` (contract §10):
  * every rewrite and attempt since `previous` was recorded stays listed (bounded), because L may
  * hold files of each of them when a process is killed.
  */

@@ -1,5 +1,5 @@
 /**
- * One publication attempt (SPEC §7, §9): commit object, pack, upload, compare-and-swap of
+ * One publication attempt (contract §7, §9): commit object, pack, upload, compare-and-swap of
  * `current`, and the resolution of a lost or ambiguous answer through publication ids.
  */
 import { createCheckpointPack, createIncrementPack, type TreeEntries } from '@slivingdoc/merge';

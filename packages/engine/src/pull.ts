@@ -1,4 +1,4 @@
-/** notes_pull for one locked directory (SPEC §8). */
+/** notes_pull for one locked directory (contract §8). */
 import { buildSuccess, type SuccessResult } from '@slivingdoc/envelope';
 import { diffstat } from '@slivingdoc/merge';
 import type { CallState, DirContext } from './context';

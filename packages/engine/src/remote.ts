@@ -1,7 +1,7 @@
 /**
  * Reading R: `current` (validated), the packs it references (downloaded concurrently, size and
  * SHA-256 verified, cached in P by SHA-256, imported in manifest order, only those whose head
- * is not already present), and the accepted tree with its paths checked against SPEC §4.
+ * is not already present), and the accepted tree with its paths checked against contract §4.
  */
 import { isUtf8 } from 'node:buffer';
 import { randomUUID } from 'node:crypto';
@@ -194,7 +194,7 @@ async function importChain(
 }
 
 /**
- * Brings a recorded baseline's objects back from the store (SPEC §10: P is repaired from the
+ * Brings a recorded baseline's objects back from the store (contract §10: P is repaired from the
  * store): when `current`'s active chain still holds its head, every pack up to it is imported.
  * Returns whether it did; the caller checks the closure again.
  */
@@ -252,7 +252,7 @@ export async function prefetchRemote(
 }
 
 /**
- * The head closure check of SPEC §7. Without an anchor: the whole closure. With one (a head P
+ * The head closure check of contract §7. Without an anchor: the whole closure. With one (a head P
  * already held, whose closure was checked when it arrived): every tree of the new head (reading
  * the flattened tree fails on a missing tree) and only the blobs that differ from the anchor's,
  * because an increment pack carries only what is new relative to its parent. Checking all
@@ -288,7 +288,7 @@ async function verifyNewClosure(
   }
 }
 
-/** SPEC §4 on the accepted tree: every path valid, no two colliding under case folding. */
+/** contract §4 on the accepted tree: every path valid, no two colliding under case folding. */
 function validateRemoteTree(ctx: DirContext, tree: string, entries: TreeEntries): void {
   if (ctx.trees.isValidated(tree)) return;
   const folded = new Set<string>();

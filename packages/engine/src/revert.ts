@@ -1,5 +1,5 @@
 /**
- * `revert` (SPEC §12): undo one publication of the retained history. The inverse of
+ * `revert` (contract §12): undo one publication of the retained history. The inverse of
  * publication N is merged onto R (three-way: base = N's result, one side = the state before N,
  * the other = R), written into the clean copy at the directory, and published there as an
  * ordinary commit; a conflict leaves markers in the copy and answers as a commit does.
@@ -50,7 +50,7 @@ async function stateAt(ctx: DirContext, head: string): Promise<TreeEntries> {
 async function firstLine(ctx: DirContext, head: string): Promise<string> {
   const { message } = await ctx.db.readCommit(head);
   const line = Buffer.from(message).toString('utf8').split('\n')[0]?.trim() ?? '';
-  // Keeps the default message well inside the message limit (SPEC §9: 16,384 bytes).
+  // Keeps the default message well inside the message limit (contract §9: 16,384 bytes).
   return line.length > 200 ? `${line.slice(0, 199)}…` : line;
 }
 

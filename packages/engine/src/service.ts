@@ -51,7 +51,7 @@ export interface CommitRequest {
   path?: string;
   signal?: AbortSignal;
   /**
-   * The participant publishing (SPEC §9): the author name of the commit, 1–64 bytes of UTF-8
+   * The participant publishing (contract §9): the author name of the commit, 1–64 bytes of UTF-8
    * without control characters, `<` or `>` (else INVALID_REQUEST · INVALID_ARGUMENTS).
    * Absent: `slivingdoc`.
    */
@@ -146,7 +146,7 @@ function invalidArguments(why: string): DomainError {
   });
 }
 
-/** SPEC §9: an actor is a valid commit author name. */
+/** contract §9: an actor is a valid commit author name. */
 function checkActor(actor: string | undefined): void {
   if (actor !== undefined && !isValidAuthorName(actor)) {
     throw invalidArguments(
@@ -289,7 +289,7 @@ export async function createNotebookService(config: EngineConfig): Promise<Noteb
     }
   }
 
-  /** SPEC §10: stop, try to rebuild L and P from `current`, report what happened. */
+  /** contract §10: stop, try to rebuild L and P from `current`, report what happened. */
   async function repairAfterFailure(
     ctx: DirContext,
     failed: CallState,
@@ -401,7 +401,7 @@ export async function createNotebookService(config: EngineConfig): Promise<Noteb
       checkActor(request.actor);
       const dir = await resolveDir(raw, false);
       if (!(await registry.list()).includes(dir)) {
-        // SPEC §2 order: lock, pending repair, then NOT_PULLED. Without a state record there
+        // contract §2 order: lock, pending repair, then NOT_PULLED. Without a state record there
         // is nothing to repair and nothing is created; with one (a first pull that failed
         // while rewriting L), the repair runs under the lock first.
         const location = {

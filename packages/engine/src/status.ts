@@ -1,5 +1,5 @@
 /**
- * `status` (SPEC §12): what a notebook directory holds that is not published, how far its
+ * `status` (contract §12): what a notebook directory holds that is not published, how far its
  * baseline is behind the store, and whether a repair is pending. Read-only: it reads `current`
  * and nothing else from the store, never rewrites L and never records a baseline.
  */

@@ -138,7 +138,7 @@ export async function enterDirectory(ctx: DirContext): Promise<Entry> {
 }
 
 /**
- * The base a repair merges L against (SPEC §10). A file that equals what the killed call was
+ * The base a repair merges L against (contract §10). A file that equals what the killed call was
  * writing (its recorded target, absence included) was written, or left as it was, by that call:
  * its local change is measured from the baseline that call was recording, so its own output is
  * never taken for the caller's edit. Every other file is measured from the flagged baseline as
@@ -198,7 +198,7 @@ async function repairBase(
 
 /**
  * Merge conflicts as the envelope's file issues, one per path, sorted by UTF-8 bytes. A text
- * conflict's ranges are the marker blocks the documented scanner (SPEC §6) finds in the file as
+ * conflict's ranges are the marker blocks the documented scanner (contract §6) finds in the file as
  * materialised in `final`: the caller's concurrent edits or an old block can make them differ
  * from what the merge counted, and they must be the blocks a later commit refuses.
  */
@@ -264,7 +264,7 @@ export async function synchronize(
   const repair = await repairBase(ctx, entry, local.entries, remote);
   // Without a baseline (first pull of a directory holding files, lost or corrupt state) no
   // file is known to be an addition: every differing file comes back as the explicit add/add
-  // conflict of SPEC §10, whatever --merge-additions says (docs/merge.md).
+  // conflict of contract §10, whatever --merge-additions says (docs/merge.md).
   const noBaseline = entry.base === EMPTY_BASELINE;
   const merged = await threeWayMerge(
     ctx,

@@ -9,7 +9,7 @@ import { foldKey } from '@slivingdoc/policy';
 import type { DirContext } from './context';
 
 /**
- * Three-way merge of whole trees (SPEC §6); new blobs are written to P. Concurrent additions
+ * Three-way merge of whole trees (contract §6); new blobs are written to P. Concurrent additions
  * follow the configured `mergeAdditions` unless the caller says otherwise.
  */
 export function threeWayMerge(

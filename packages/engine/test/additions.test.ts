@@ -1,4 +1,4 @@
-/** Concurrent additions through the engine: commit, lost race, pull, add/add (SPEC §6). */
+/** Concurrent additions through the engine: commit, lost race, pull, add/add (contract §6). */
 import { describe, expect, it } from 'vitest';
 import { createNotebookService } from '../src/index';
 import {

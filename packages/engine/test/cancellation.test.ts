@@ -16,7 +16,7 @@ async function state(privateRoot: string) {
   return JSON.parse(await readFile(await stateFile(privateRoot), 'utf8'));
 }
 
-describe('cancellation (SPEC §2, §9)', () => {
+describe('cancellation (contract §2, §9)', () => {
   it('a commit cancelled after its CAS was sent runs to completion: R accepted, L = R, P consistent', async () => {
     const store = memoryStore();
     const failpoints = new FailpointRegistry();

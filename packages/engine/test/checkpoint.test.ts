@@ -133,7 +133,7 @@ describe('checkpoints, retention and cleanup (threshold 3)', () => {
   });
 });
 
-describe('a failing checkpoint never fails a commit (SPEC §11)', () => {
+describe('a failing checkpoint never fails a commit (contract §11)', () => {
   it('a checkpoint that dies after its pack upload leaves an orphan that a later checkpoint cleans up', async () => {
     const store = memoryStore();
     const failpoints = new FailpointRegistry();

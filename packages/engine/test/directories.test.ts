@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { FAILPOINT, FailpointRegistry } from '../src/index';
 import { memoryStore, participant, put, rejection, snapshot } from './helpers';
 
-describe('several notebook directories under one service (SPEC §2)', () => {
+describe('several notebook directories under one service (contract §2)', () => {
   it('a pull that cannot create its directory in L is ENGINE_FAILED · LOCAL_WRITE_FAILED', async () => {
     const p = await participant(memoryStore());
     const parent = join(p.workspaceRoot, 'locked');
@@ -70,7 +70,7 @@ describe('several notebook directories under one service (SPEC §2)', () => {
   });
 });
 
-describe('files that are not notebook state (SPEC §4)', () => {
+describe('files that are not notebook state (contract §4)', () => {
   async function litter(dir: string): Promise<void> {
     await put(dir, 'ok.md', 'fine\n');
     await symlink('ok.md', join(dir, 'link.md'));
@@ -130,7 +130,7 @@ describe('files that are not notebook state (SPEC §4)', () => {
   });
 });
 
-describe('order of checks, first failure wins (SPEC §2)', () => {
+describe('order of checks, first failure wins (contract §2)', () => {
   it('decode before path: PATH_INVALID, then MESSAGE_INVALID, before any path problem', async () => {
     const store = memoryStore();
     const p = await participant(store);

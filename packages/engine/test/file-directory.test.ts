@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { aliceAndBob, memoryStore, put, rejection, snapshot } from './helpers';
 
-// SPEC §6 file/directory: R keeps the path, the local side moves to `<path>~local`.
+// contract §6 file/directory: R keeps the path, the local side moves to `<path>~local`.
 // Materialising it must delete the local entry before writing under the same name.
 describe('file/directory conflicts', () => {
   for (const call of ['pull', 'commit'] as const) {

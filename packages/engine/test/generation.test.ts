@@ -4,7 +4,7 @@ import { CURRENT_KEY, decodeManifest, encodeManifest, type MemoryStore } from '@
 import { describe, expect, it } from 'vitest';
 import { get, memoryStore, participant, put, stateFile } from './helpers';
 
-// Generations are unsigned 64-bit (SPEC §7): a store whose manifest generation is beyond
+// Generations are unsigned 64-bit (contract §7): a store whose manifest generation is beyond
 // 2^53 must pull and commit like any other, and report the exact value.
 
 const BEYOND_DOUBLES = 2n ** 53n + 1n; // 9007199254740993: Number() would round it to ...992

@@ -1,6 +1,6 @@
 /**
  * The retained history as `log` and `revert` see it when one increment holds several chained
- * commits (a group commit publishes one increment with one commit per member, SPEC §9). The
+ * commits (a group commit publishes one increment with one commit per member, contract §9). The
  * increment is built by hand: one pack holding both members' objects.
  */
 import { createHash } from 'node:crypto';

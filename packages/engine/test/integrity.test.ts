@@ -168,7 +168,7 @@ async function restarted(p: Participant, store: MemoryStore) {
   });
 }
 
-describe('P after a kill at any instruction (SPEC §10)', () => {
+describe('P after a kill at any instruction (contract §10)', () => {
   it('a head present in P without its tree (a process killed mid-write) is never an anchor', async () => {
     const { store, writer, reader } = await published();
     await reader.service.pull({});

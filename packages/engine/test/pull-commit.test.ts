@@ -95,7 +95,7 @@ describe('pull and commit against the memory store', () => {
   });
 });
 
-describe('reported ranges are the documented scanner over the materialised file (SPEC §6)', () => {
+describe('reported ranges are the documented scanner over the materialised file (contract §6)', () => {
   it('a later conflict around an old unresolved block reports the blocks a commit refuses', async () => {
     const store = memoryStore();
     const { alice, bob } = await aliceAndBob(store);

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { memoryStore, participant, put, rejection, snapshot, stateFile } from './helpers';
 
-describe('read-only paths (SPEC §5)', () => {
+describe('read-only paths (contract §5)', () => {
   it('a commit touching read-only files resets exactly those, keeps the other edits and publishes nothing', async () => {
     const store = memoryStore();
     const owner = await participant(store);

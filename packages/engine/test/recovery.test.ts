@@ -34,7 +34,7 @@ async function twoWriters() {
 
 const EVERYTHING = { 'a.md': 'a2\n', 'b1.md': 'b1\n', 'b2.md': 'b2\n', 'mine.md': 'mine\n' };
 
-describe('RECOVERY_FAILURE (SPEC §10)', () => {
+describe('RECOVERY_FAILURE (contract §10)', () => {
   it.each([
     [FAILPOINT.afterRecoveryFlag, 'materialize'],
     [FAILPOINT.midMaterialize, 'materialize'],
@@ -166,7 +166,7 @@ describe('RECOVERY_FAILURE (SPEC §10)', () => {
     expect(await snapshot(bob.dir)).toEqual(await snapshot(alice.dir));
   });
 
-  it('a commit after a failed first pull repairs under the lock, then answers NOT_PULLED (SPEC §2 order)', async () => {
+  it('a commit after a failed first pull repairs under the lock, then answers NOT_PULLED (contract §2 order)', async () => {
     const store = memoryStore();
     const failpoints = new FailpointRegistry();
     const { bob } = await aliceAndBob(store);

@@ -1,5 +1,5 @@
 /**
- * The error catalogue of SPEC §3: the single source of truth for every code, its reasons,
+ * The error catalogue of contract §3: the single source of truth for every code, its reasons,
  * each reason's action and retryable verdict, every file reason and the closed set of
  * ENGINE_FAILED details. `docs/errors.md` is generated from this module
  * (`node tooling/generate-errors.mjs`) and a test fails when the two drift apart.
@@ -43,7 +43,7 @@ export interface CodeSpec {
   readonly reasons: Readonly<Record<string, ReasonSpec>>;
 }
 
-/** Every error code with its reasons (SPEC §3), in the order the documentation lists them. */
+/** Every error code with its reasons (contract §3), in the order the documentation lists them. */
 export const CATALOGUE = {
   INVALID_REQUEST: {
     summary: 'The call itself is wrong: its arguments, its path or its timing.',
@@ -309,7 +309,7 @@ export const ENGINE_DETAILS = [
 /** One fixed ENGINE_FAILED detail. */
 export type EngineDetail = (typeof ENGINE_DETAILS)[number];
 
-/** The stages a RECOVERY_FAILURE's `recovery.stage` names (SPEC §10). */
+/** The stages a RECOVERY_FAILURE's `recovery.stage` names (contract §10). */
 export const RECOVERY_STAGES = [
   'scan',
   'fetch',

@@ -66,7 +66,7 @@ export function renderDiffstat(
 }
 
 /**
- * The CLI's success report of SPEC §12 (pull/commit), ending in LF: `OK  generation N  <path>`
+ * The CLI's success report of contract §12 (pull/commit), ending in LF: `OK  generation N  <path>`
  * with the path-set suffix, one line per file, then the totals trailer.
  */
 export function renderCliSuccess(result: SuccessResult, opts: { color: boolean }): string {

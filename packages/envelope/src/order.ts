@@ -1,5 +1,5 @@
 /**
- * Orders strings by their UTF-8 bytes, as SPEC §2 requires for every list of paths.
+ * Orders strings by their UTF-8 bytes, as contract §2 requires for every list of paths.
  * JavaScript's default order compares UTF-16 code units, which differs for characters
  * above U+FFFF versus U+E000–U+FFFF.
  */
@@ -13,7 +13,7 @@ export function compareUtf8(a: string, b: string): number {
 const SURROGATE = /[\uD800-\uDFFF]/;
 
 /**
- * Sorts `items` by the UTF-8 bytes of `key(item)` (SPEC §2's order). Keys without surrogates
+ * Sorts `items` by the UTF-8 bytes of `key(item)` (contract §2's order). Keys without surrogates
  * (nearly every notebook) are compared as strings; otherwise each key is encoded once, since a
  * comparator that encodes on every comparison allocates two buffers per comparison.
  */

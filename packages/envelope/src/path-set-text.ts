@@ -1,7 +1,7 @@
 import type { PathSets } from './results';
 
 /**
- * Every text about the path sets (SPEC §2), in one place: the sentences appended to the
+ * Every text about the path sets (contract §2), in one place: the sentences appended to the
  * tool descriptions and instructions, the success text suffix and the candid text lines.
  * With no set configured each is empty, so those surfaces stay byte-for-byte unchanged.
  */

@@ -20,7 +20,7 @@ export interface FileStat {
   deletions: number;
 }
 
-/** The configured path sets, normalised and sorted (SPEC §5). Empty when not configured. */
+/** The configured path sets, normalised and sorted (contract §5). Empty when not configured. */
 export interface PathSets {
   readOnly: string[];
   writable: string[];
@@ -51,7 +51,7 @@ export interface FileIssue {
   ranges: LineRange[];
 }
 
-/** What a RECOVERY_FAILURE's repair found and did (SPEC §10). */
+/** What a RECOVERY_FAILURE's repair found and did (contract §10). */
 export interface RecoveryReport {
   stage: RecoveryStage;
   remoteAccepted: 'yes' | 'no' | 'unknown';

@@ -1,11 +1,11 @@
 /**
- * The one scrubber over diagnostic prose (SPEC §3): defence in depth, since results never
+ * The one scrubber over diagnostic prose (contract §3): defence in depth, since results never
  * contain secrets, store keys, private paths or git ids by construction. It is applied to
  * `message`, `detail`, the candid text's prose and the CLI error report, never to structured
  * data: a note named `notes/<40 hex>.md` is the caller's data and stays as given.
  */
 export interface Scrubber {
-  /** Scrubs diagnostic prose of every pattern of SPEC §3. */
+  /** Scrubs diagnostic prose of every pattern of contract §3. */
   text(s: string): string;
   /** Scrubs only credentials (secret values, key ids, URL user info): for log causes. */
   credentials(s: string): string;

@@ -12,7 +12,7 @@ function fileLine(file: FileIssue): string {
 }
 
 /**
- * The candid error text item, in the exact layout of SPEC §2 (lines joined by LF, no
+ * The candid error text item, in the exact layout of contract §2 (lines joined by LF, no
  * trailing LF). Its prose comes from the already scrubbed `error`; file paths are caller
  * data and appear as given.
  */

@@ -10,9 +10,9 @@ import {
   reasonSpec,
 } from '../src';
 
-// SPEC §3's minimum catalogue, transcribed: code, reason, action, retryable; plus the two
-// reasons of the CLI's revert (issue 19), which SPEC §3 lets us add.
-const SPEC_TABLE = `
+// contract §3's minimum catalogue, transcribed: code, reason, action, retryable; plus the two
+// reasons of the CLI's revert (issue 19), which contract §3 lets us add.
+const CONTRACT_TABLE = `
 INVALID_REQUEST INVALID_ARGUMENTS FIX_ARGUMENTS false
 INVALID_REQUEST PATH_INVALID FIX_ARGUMENTS false
 INVALID_REQUEST PATH_OUTSIDE_ROOT CHOOSE_PATH false
@@ -49,7 +49,7 @@ ENGINE_FAILED LOCAL_WRITE_FAILED CONTACT_OPERATOR false`
   .split('\n')
   .map((line) => line.split(' '));
 
-// Reasons this release adds for real failures SPEC §3's minimum does not name ("add reasons
+// Reasons this release adds for real failures contract §3's minimum does not name ("add reasons
 // where a real failure needs one"), in catalogue order after the minimum.
 const ADDED = [
   // The embedded store's own disk is full or read-only (docs/reliability.md).
@@ -57,7 +57,7 @@ const ADDED = [
 ];
 
 describe('the catalogue', () => {
-  it('holds exactly SPEC §3’s codes, reasons, actions and verdicts, plus the added ones', () => {
+  it('holds exactly contract §3’s codes, reasons, actions and verdicts, plus the added ones', () => {
     expect(
       catalogueEntries().map(({ code, reason, spec }) => [
         code,
@@ -65,7 +65,7 @@ describe('the catalogue', () => {
         spec.action,
         String(spec.retryable),
       ]),
-    ).toEqual([...SPEC_TABLE, ...ADDED]);
+    ).toEqual([...CONTRACT_TABLE, ...ADDED]);
   });
 
   it('never reuses a reason token across codes, and every reason says when it happens', () => {
@@ -78,7 +78,7 @@ describe('the catalogue', () => {
     for (const code of Object.keys(CATALOGUE)) expect(code).toMatch(/^[A-Z][A-Z_]*$/);
   });
 
-  it('lists the file reasons and the closed ENGINE_FAILED detail set of SPEC §3', () => {
+  it('lists the file reasons and the closed ENGINE_FAILED detail set of contract §3', () => {
     expect(Object.keys(FILE_REASONS)).toEqual([
       'TEXT_CONFLICT',
       'MARKER_BLOCK',

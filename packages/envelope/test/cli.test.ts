@@ -14,7 +14,7 @@ import {
 const none = { readOnly: [], writable: [] };
 
 describe('renderCliSuccess', () => {
-  it('prints SPEC §12’s example exactly', () => {
+  it('prints contract §12’s example exactly', () => {
     const result = buildSuccess({
       path: '/abs/notebook/dir',
       generation: 18,

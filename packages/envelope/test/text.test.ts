@@ -20,7 +20,7 @@ const scrubber = createScrubber({ env: {} });
 const id = '0123456789abcdef';
 
 describe('successText', () => {
-  it('appends the SPEC §2 suffix for each combination of sets', () => {
+  it('appends the contract §2 suffix for each combination of sets', () => {
     expect(successText('/w/nb', none)).toBe('/w/nb');
     expect(successText('/w/nb', writableOnly)).toBe('/w/nb (writable: notes, todo.md)');
     expect(successText('/w/nb', readOnlyOnly)).toBe('/w/nb (read-only: docs, faq.md)');
@@ -36,7 +36,7 @@ describe('path-set sentences', () => {
     expect(withPathSetSentences('Base.', none)).toBe('Base.');
   });
 
-  it('name the entries and the consequence, per SPEC §2', () => {
+  it('name the entries and the consequence, per contract §2', () => {
     expect(withPathSetSentences('Base.', writableOnly)).toBe(
       'Base. Writable paths: notes, todo.md. notes_commit refuses any change elsewhere, resets those files, and reports READ_ONLY_PATH; write only under them.',
     );
@@ -187,15 +187,20 @@ describe('candidText, one rendering per code', () => {
     expect(Object.keys(PER_CODE).sort()).toEqual(Object.keys(CATALOGUE).sort());
   });
 
-  it.each(Object.entries(PER_CODE))('renders %s in the SPEC §2 layout', (_code, { init, text }) => {
-    const error = buildError(new DomainError(init as DomainErrorInit), {
-      diagnosticId: id,
-      sets: none,
-      scrubber,
-    });
-    const expected = text.includes(`diagnosticId: ${id}`) ? text : [...text, `diagnosticId: ${id}`];
-    expect(candidText(error, none)).toBe(expected.join('\n'));
-  });
+  it.each(Object.entries(PER_CODE))(
+    'renders %s in the contract §2 layout',
+    (_code, { init, text }) => {
+      const error = buildError(new DomainError(init as DomainErrorInit), {
+        diagnosticId: id,
+        sets: none,
+        scrubber,
+      });
+      const expected = text.includes(`diagnosticId: ${id}`)
+        ? text
+        : [...text, `diagnosticId: ${id}`];
+      expect(candidText(error, none)).toBe(expected.join('\n'));
+    },
+  );
 
   it('ends with writable and read-only lines only for configured sets', () => {
     const error = buildError(new DomainError(PER_CODE.PATH_BUSY.init), {

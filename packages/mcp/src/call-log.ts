@@ -1,7 +1,7 @@
 import type { Scrubber } from '@slivingdoc/envelope';
 
 /**
- * Where the two per-call records go (SPEC §12). Matches pino's `logger[level](obj, msg)`, so
+ * Where the two per-call records go (contract §12). Matches pino's `logger[level](obj, msg)`, so
  * the app passes its `mcp` child logger as is.
  */
 export interface CallLogger {

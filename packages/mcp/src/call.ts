@@ -28,7 +28,7 @@ export interface ToolCallContext {
   home?: string;
   /** Fresh id per call; injectable for golden tests. */
   newDiagnosticId?: () => string;
-  /** The author name of this client's commits (SPEC §9); absent: the engine's default. */
+  /** The author name of this client's commits (contract §9); absent: the engine's default. */
   actor?: string;
 }
 

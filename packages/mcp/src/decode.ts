@@ -37,7 +37,7 @@ function asDomainError(err: unknown): unknown {
 }
 
 /**
- * The strict decoder of SPEC §2 over the raw `arguments` (never a schema library's lenient
+ * The strict decoder of contract §2 over the raw `arguments` (never a schema library's lenient
  * parse). Checks in order, first failure wins: duplicate key, unknown field, explicit null,
  * wrong type, missing required field (INVALID_ARGUMENTS); then the path (PATH_INVALID); then
  * the message (MESSAGE_INVALID). Absent `arguments` means `{}`.

@@ -17,7 +17,7 @@ function parseJsonAst(line: string) {
  * Remembers which `tools/call` requests carried a duplicate key inside `params.arguments`.
  * `JSON.parse` (and so the SDK) silently keeps the last of two equal keys, so the transport
  * scans each line with a JSON AST parser that keeps every member and marks the request id
- * here; the call handler consumes the mark and answers INVALID_ARGUMENTS (SPEC §2).
+ * here; the call handler consumes the mark and answers INVALID_ARGUMENTS (contract §2).
  */
 export class DuplicateKeyLedger {
   readonly #marked = new Set<string>();

@@ -204,7 +204,7 @@ export class NotebookMcpServer {
     const rawArguments = params?.arguments;
     if (typeof name !== 'string')
       throw new ProtocolError(INVALID_PARAMS, 'Invalid tools/call request: name must be a string');
-    // Null or non-object arguments are protocol errors, as the SDK answers them (SPEC §2).
+    // Null or non-object arguments are protocol errors, as the SDK answers them (contract §2).
     if (
       rawArguments !== undefined &&
       (typeof rawArguments !== 'object' || rawArguments === null || Array.isArray(rawArguments))

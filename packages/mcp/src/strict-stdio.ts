@@ -55,7 +55,7 @@ interface PendingBatch {
  * - error messages lose the `MCP error <code>: ` prefix the SDK's `McpError` bakes into them
  *   (clients add their own, so it would show twice);
  * - a `tools/call` whose `arguments` repeat a key is recorded in {@link duplicateKeys}
- *   before the message is handed on, since JSON.parse keeps one of the two values (SPEC §2).
+ *   before the message is handed on, since JSON.parse keeps one of the two values (contract §2).
  *
  * {@link listen} starts reading before the server is connected and answers the first
  * `initialize` itself, so a host's handshake does not wait for the engine to

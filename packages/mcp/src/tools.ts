@@ -13,7 +13,7 @@ export const BASE_DESCRIPTIONS: Record<ToolName, string> = {
 };
 
 /**
- * The advertised input schemas, exactly as SPEC §2 fixes them: no maxLength (the strict
+ * The advertised input schemas, exactly as contract §2 fixes them: no maxLength (the strict
  * decoder enforces byte limits), additionalProperties false.
  */
 export const INPUT_SCHEMAS = {
@@ -30,7 +30,7 @@ export const INPUT_SCHEMAS = {
   },
 } as const;
 
-/** The server instructions: the fixed sentences, then the path-set sentences (SPEC §2). */
+/** The server instructions: the fixed sentences, then the path-set sentences (contract §2). */
 export function serverInstructions(notebookDir: string, sets: PathSets): string {
   return withPathSetSentences(baseInstructions(notebookDir), sets);
 }

@@ -15,7 +15,7 @@ async function refusal(tool: 'notes_pull' | 'notes_commit', args: Args) {
 
 const long = (bytes: number) => `/${'a'.repeat(bytes - 1)}`;
 
-describe('the strict decoder (SPEC §2), through the SDK client', () => {
+describe('the strict decoder (contract §2), through the SDK client', () => {
   it.each<[string, 'notes_pull' | 'notes_commit', Args, string]>([
     ['an unknown field', 'notes_pull', { path: '/w/nb', force: true }, 'INVALID_ARGUMENTS'],
     ['message on notes_pull', 'notes_pull', { message: 'm' }, 'INVALID_ARGUMENTS'],

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { FakeNotebookService } from './fake-service';
 import { connect } from './helpers';
 
-describe('per-call log records (SPEC §12)', () => {
+describe('per-call log records (contract §12)', () => {
   it('logs exactly one start and one completion record per call, with a fresh mcpReqID', async () => {
     const service = new FakeNotebookService();
     let n = 0;

@@ -58,7 +58,7 @@ export class PackError extends Error {
   }
 }
 
-/** A blob of the closure that is present but is not notebook text (SPEC §4). */
+/** A blob of the closure that is present but is not notebook text (contract §4). */
 export interface InvalidBlob {
   oid: string;
   /** Notebook path the blob was reached through. */

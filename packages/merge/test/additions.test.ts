@@ -9,7 +9,7 @@ const merge = (base: string, local: string, remote: string, additions?: MergeAdd
 };
 const clean = (content: string) => ({ content, conflicts: [] });
 
-describe('concurrent additions are kept (SPEC §6, --merge-additions=keep)', () => {
+describe('concurrent additions are kept (contract §6, --merge-additions=keep)', () => {
   it('append/append: R’s line, then L’s, no markers', () => {
     expect(merge('# log\na\n', '# log\na\nL\n', '# log\na\nR\n')).toEqual(
       clean('# log\na\nR\nL\n'),

@@ -46,7 +46,7 @@ async function run(
   return { files: await contents(db, result), conflicts };
 }
 
-describe('merge3 per-path rules (SPEC §6)', () => {
+describe('merge3 per-path rules (contract §6)', () => {
   it('merges changes to different files and to distant regions of one file cleanly', async () => {
     const base = { 'a.md': 'a\n', 'b.md': 'b\n', 'c.md': '1\n2\n3\n4\n5\n' };
     const local = { 'a.md': 'A\n', 'b.md': 'b\n', 'c.md': 'one\n2\n3\n4\n5\n', 'new.md': 'n\n' };
@@ -332,7 +332,7 @@ describe('merge3 properties (fast-check)', () => {
       path.split('/').map((_, i, segs) => segs.slice(0, i + 1).join('/'));
     await fc.assert(
       fc.asyncProperty(filesOf, filesOf, async (local, remoteRaw) => {
-        // R spells each folded name one way (SPEC §4, checked when R is read).
+        // R spells each folded name one way (contract §4, checked when R is read).
         const remote: Record<string, string> = {};
         const spelling = new Map<string, string>();
         for (const path of Object.keys(remoteRaw)) {

@@ -1,7 +1,7 @@
 import { DomainError } from '@slivingdoc/envelope';
 
 /**
- * INVALID_REQUEST reasons this package decides (SPEC §3). A subset of the envelope's
+ * INVALID_REQUEST reasons this package decides (contract §3). A subset of the envelope's
  * catalogue; the engine maps a {@link PolicyError} onto the catalogue by its `reason`.
  */
 export type PolicyReason =
@@ -25,7 +25,7 @@ export class PolicyError extends DomainError<'INVALID_REQUEST'> {
 }
 
 /**
- * A writable/read-only set refused at startup (SPEC §5): an invalid entry or one entry in
+ * A writable/read-only set refused at startup (contract §5): an invalid entry or one entry in
  * both sets. The app turns it into its one-line configuration refusal (exit 2).
  */
 export class PathSetError extends Error {

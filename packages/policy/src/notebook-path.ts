@@ -1,7 +1,7 @@
 import { caseFold } from 'unicode-case-folding';
 import { isWellFormedText, utf8Length } from './text';
 
-/** File reasons a notebook path itself can earn (SPEC §4). */
+/** File reasons a notebook path itself can earn (contract §4). */
 export type PathReason = 'INVALID_NAME' | 'PATH_TOO_LONG';
 
 const MAX_PATH_BYTES = 4096;
@@ -15,7 +15,7 @@ const ASCII_ONLY = /^[\x00-\x7f]*$/;
 const RESERVED_SEGMENTS = new Set(['.', '..', '.git']);
 
 /**
- * Checks one path segment against SPEC §4: 1–255 UTF-8 bytes, NFC, no control characters,
+ * Checks one path segment against contract §4: 1–255 UTF-8 bytes, NFC, no control characters,
  * none of `/\:*?"<>|`, not ending in space or dot, not `.`, `..`, `.git`, not a Windows
  * device name. Returns the file reason of the first violation, or `undefined` when valid.
  */
@@ -46,7 +46,7 @@ export function checkNotebookPath(path: string): PathReason | undefined {
 }
 
 /**
- * The key under which two notebook paths collide (SPEC §4/§6): NFC, then full Unicode case
+ * The key under which two notebook paths collide (contract §4/§6): NFC, then full Unicode case
  * folding (CaseFolding.txt status C and F, from `unicode-case-folding`), then NFC again
  * because folding can leave a decomposed sequence (`İ` → `i̇`). `/` folds to itself, so the
  * key is per segment. `foldKey('Straße.md') === foldKey('STRASSE.md')`.

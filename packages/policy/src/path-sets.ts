@@ -3,7 +3,7 @@ import { PathSetError } from './errors';
 import { checkNotebookPath } from './notebook-path';
 
 /**
- * The configured writable/read-only sets (SPEC §5). Every text that advertises them (SPEC §2)
+ * The configured writable/read-only sets (contract §5). Every text that advertises them (contract §2)
  * is built from `sets` by `@slivingdoc/envelope` (the lowest layer, which also renders
  * results), so the four surfaces cannot disagree.
  */
@@ -15,8 +15,8 @@ export interface PathPolicy {
 }
 
 /**
- * Validates and normalises the sets (SPEC §5): NFC, no `.` segments or `./`, no trailing or
- * repeated `/`, the path rules of SPEC §4, deduplicated, sorted by UTF-8 bytes. Throws
+ * Validates and normalises the sets (contract §5): NFC, no `.` segments or `./`, no trailing or
+ * repeated `/`, the path rules of contract §4, deduplicated, sorted by UTF-8 bytes. Throws
  * {@link PathSetError} for an invalid entry or an entry in both sets (a startup error).
  */
 export function createPathPolicy(init: { writable: string[]; readOnly: string[] }): PathPolicy {

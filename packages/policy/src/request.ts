@@ -5,11 +5,11 @@ import { isWellFormedText, utf8Length } from './text';
 const MAX_REQUEST_PATH_BYTES = 4096;
 const MAX_MESSAGE_BYTES = 16384;
 // The Unicode White_Space property (U+0085 and U+3000 are in it, U+FEFF and U+200B are
-// not); JavaScript's `\s` differs from it, so it must not be used here (SPEC §2).
+// not); JavaScript's `\s` differs from it, so it must not be used here (contract §2).
 const ONLY_WHITE_SPACE = /^\p{White_Space}*$/u;
 
 /**
- * Decodes a request's `path` argument (SPEC §2): omitted or empty means the notebook
+ * Decodes a request's `path` argument (contract §2): omitted or empty means the notebook
  * directory (`undefined`); `~/` expands to `env.home` before the byte and absolute checks;
  * the result must be 1–4,096 UTF-8 bytes, absolute, without U+0000 or lone surrogates, and
  * is lexically cleaned (`.`/`..` segments, repeated and trailing `/`). `~user` is not
@@ -37,7 +37,7 @@ export function cleanAbsolutePath(path: string): string {
 }
 
 /**
- * Checks a commit message (SPEC §2): at most 16,384 UTF-8 bytes, no U+0000, no lone
+ * Checks a commit message (contract §2): at most 16,384 UTF-8 bytes, no U+0000, no lone
  * surrogate, and not only Unicode White_Space. Throws {@link PolicyError} `MESSAGE_INVALID`.
  */
 export function checkMessage(message: string): void {

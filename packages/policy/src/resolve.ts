@@ -18,7 +18,7 @@ export interface ResolveRequestInit {
 }
 
 /**
- * Resolves the directory a call addresses (SPEC §2/§4), first failure wins:
+ * Resolves the directory a call addresses (contract §2/§4), first failure wins:
  * PATH_OUTSIDE_ROOT (not at or below the workspace root), PATH_SYMLINK (an existing
  * component below the root is a symlink), PATH_NOT_DIRECTORY (an existing component is not
  * a directory), NESTED_NOTEBOOK (inside or containing a managed directory other than

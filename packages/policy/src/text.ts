@@ -1,5 +1,5 @@
 // With the `u` flag a surrogate pair is one code point, so this matches only lone
-// surrogates: text that has no UTF-8 encoding (SPEC §2 counts it as invalid UTF-8).
+// surrogates: text that has no UTF-8 encoding (contract §2 counts it as invalid UTF-8).
 const LONE_SURROGATE = /\p{Cs}/u;
 
 /** True when `text` has a UTF-8 encoding (no lone surrogate). */

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { checkNotebookPath, checkSegment, foldKey } from '../src/index';
 
-describe('checkNotebookPath (SPEC §4)', () => {
+describe('checkNotebookPath (contract §4)', () => {
   it.each([
     'notes/today.md',
     'a',

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createPathPolicy, PathSetError } from '../src/index';
 
-describe('createPathPolicy: normalisation (SPEC §5)', () => {
+describe('createPathPolicy: normalisation (contract §5)', () => {
   it('normalises (NFC, ./, trailing /), deduplicates and sorts by UTF-8 bytes', () => {
     const policy = createPathPolicy({
       writable: ['./notes/', 'notes', 'Caf\u0065\u0301', 'b//c', 'B'],

@@ -119,7 +119,7 @@ export interface StoreDriver<
   localDirectory(config: C): string | undefined;
 }
 
-/** SPEC §12: booleans are exactly `true`, `false`, `1`, `0` (a rule for any driver's setting). */
+/** contract §12: booleans are exactly `true`, `false`, `1`, `0` (a rule for any driver's setting). */
 export function parseBooleanSetting(raw: string): boolean {
   if (raw === 'true' || raw === '1') return true;
   if (raw === 'false' || raw === '0') return false;

@@ -1,5 +1,5 @@
 /**
- * @slivingdoc/store — bytes, keys, ETags and the manifest (SPEC §7). Knows nothing of git,
+ * @slivingdoc/store — bytes, keys, ETags and the manifest (contract §7). Knows nothing of git,
  * merging or MCP.
  */
 export {

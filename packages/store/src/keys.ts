@@ -1,7 +1,7 @@
 /** The manifest's key, relative to the store prefix. */
 export const CURRENT_KEY = 'current';
 
-/** The only namespace `list` may enumerate (SPEC §7: reading state never lists). */
+/** The only namespace `list` may enumerate (contract §7: reading state never lists). */
 export const PACKS_NAMESPACE = 'packs/';
 
 const U64_TEXT = '(0|[1-9][0-9]{0,19})';
@@ -29,7 +29,7 @@ export function probeKey(id: string): string {
 /** What a relative key names, or `undefined` when it is outside the grammar. */
 export type KeyKind = 'current' | 'checkpoint' | 'increment' | 'probe';
 
-/** Classifies a relative key by the SPEC §7 grammar (numbers must fit in 64 bits). */
+/** Classifies a relative key by the contract §7 grammar (numbers must fit in 64 bits). */
 export function keyKind(key: string): KeyKind | undefined {
   if (key === CURRENT_KEY) return 'current';
   if (PROBE_KEY.test(key)) return 'probe';
@@ -68,7 +68,7 @@ export function parsePackKey(
 
 /**
  * Why a store prefix is invalid, or `undefined` when it is valid. Empty selects the bucket root;
- * otherwise no leading or trailing `/`, no empty, `.` or `..` segment, no backslash (SPEC §7).
+ * otherwise no leading or trailing `/`, no empty, `.` or `..` segment, no backslash (contract §7).
  */
 export function prefixProblem(prefix: string): string | undefined {
   if (prefix === '') return undefined;

@@ -19,7 +19,7 @@ export interface ConditionForms {
 }
 
 /**
- * The object-store contract every backend meets (SPEC §7). Keys are relative to the store's
+ * The object-store contract every backend meets (contract §7). Keys are relative to the store's
  * prefix and must follow the key grammar: conditional writes take `current` or a probe key,
  * immutable writes and streamed reads take pack keys. A key outside the grammar is a
  * programming error (`TypeError`); every store failure is a `StoreError` with a semantic kind.

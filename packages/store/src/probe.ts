@@ -71,7 +71,7 @@ function wrongEtag(etag: string): string {
 const realSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /**
- * The compatibility probe (SPEC §7), run at startup of every command that touches the store.
+ * The compatibility probe (contract §7), run at startup of every command that touches the store.
  * Under `probe/<uuidv7>` it proves: create-if-absent succeeds once and fails the second time;
  * the bytes and ETag read back; a wrong-ETag replace fails and changes nothing; a right-ETag
  * replace succeeds and is read back immediately. On a store that can phrase conditions in

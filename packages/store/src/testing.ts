@@ -58,7 +58,7 @@ async function failureOf(promise: Promise<unknown>): Promise<StoreError> {
 }
 
 /**
- * The object-store contract (SPEC §7) as one vitest `describe` block, run against every
+ * The object-store contract (contract §7) as one vitest `describe` block, run against every
  * implementation: the memory fake, the embedded store, a real S3 server, and any third-party
  * driver. Each test makes its own store under a unique prefix; stores are not closed here
  * (the caller's `afterAll` does, when its store holds sockets).

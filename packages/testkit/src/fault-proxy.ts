@@ -7,7 +7,7 @@
  * Written by hand because the general-purpose fault proxies (toxiproxy and friends) work
  * per connection and per byte, not per S3 request and per occurrence, and they need a
  * daemon outside the test process; a few dozen lines of node:http do exactly what the
- * ambiguity paths of SPEC §9 need.
+ * ambiguity paths of contract §9 need.
  *
  * Requests are forwarded byte for byte with their original headers (the Host header
  * included), so SigV4 signatures made for the proxy's address still verify upstream.

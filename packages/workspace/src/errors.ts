@@ -1,6 +1,6 @@
 import { DomainError, engineDetailFor, type FileIssue } from '@slivingdoc/envelope';
 
-/** The file reasons a scan reports (a subset of the envelope's `FileReason`; SPEC §3/§4). */
+/** The file reasons a scan reports (a subset of the envelope's `FileReason`; contract §3/§4). */
 export type ScanReason =
   | 'SYMLINK'
   | 'SPECIAL_FILE'
@@ -70,7 +70,7 @@ export type StateErrorKind =
 
 /**
  * `state.json` exists but is not a valid version 1 record. Never silently reset: the engine
- * treats it as "no trustworthy baseline" and repairs (SPEC §10).
+ * treats it as "no trustworthy baseline" and repairs (contract §10).
  */
 export class StateError extends Error {
   override readonly name = 'StateError';

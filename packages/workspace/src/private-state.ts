@@ -8,7 +8,7 @@ import { loadStatCache, type StatCache } from './stat-cache';
 import { decodeState, encodeState, type StateV1 } from './state-codec';
 import { decodeTarget, encodeTarget, type RewriteTarget } from './target-codec';
 
-/** Server-owned state for one notebook directory and one store (SPEC §1 "P"). */
+/** Server-owned state for one notebook directory and one store (contract §1 "P"). */
 export interface PrivateState {
   /** P's directory (a private path: never put it in a result or message). */
   readonly dir: string;
@@ -39,7 +39,7 @@ export interface PrivateState {
 }
 
 /**
- * P's key (SPEC §4/§7): SHA-256 over the length-prefixed canonical notebook directory and
+ * P's key (contract §4/§7): SHA-256 over the length-prefixed canonical notebook directory and
  * storage identity (each as an 8-byte big-endian byte length, then its UTF-8 bytes), so no
  * two (path, identity) pairs share an encoding. Lowercase hex.
  */

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { writeFileDurably } from './durable-write';
 import { privateStateUsable } from './errors';
 
-/** The notebook directories a private root manages (SPEC §2 "Several notebook directories"). */
+/** The notebook directories a private root manages (contract §2 "Several notebook directories"). */
 export interface Registry {
   /** Every registered directory that still exists; entries of vanished ones are pruned. */
   list(): Promise<string[]>;

@@ -21,9 +21,9 @@ import { type FileStamp, sameStamp, stampOf } from './stamp';
 import type { StatCache } from './stat-cache';
 import { isTempName } from './temp-names';
 
-/** A file larger than this is not notebook state (SPEC §4). */
+/** A file larger than this is not notebook state (contract §4). */
 export const MAX_FILE_BYTES = 64 * 1024 * 1024;
-/** An absolute path (L + `/` + notebook path) longer than this is PATH_TOO_DEEP (SPEC §4). */
+/** An absolute path (L + `/` + notebook path) longer than this is PATH_TOO_DEEP (contract §4). */
 export const MAX_ABSOLUTE_PATH_BYTES = 4095;
 
 /** One valid notebook file found by {@link scanNotebook}. */
@@ -48,7 +48,7 @@ export interface ScanResult {
 }
 
 /**
- * Scans the notebook directory `dir` (SPEC §4): never follows a link, reads only regular
+ * Scans the notebook directory `dir` (contract §4): never follows a link, reads only regular
  * files, and reports in one call every entry that is not notebook state (symlink, special
  * file, invalid or non-UTF-8 name, case-fold collision, content not UTF-8 or with U+0000,
  * over 64 MiB, path too long or too deep). Stale `.slivingdoc-<uuid>.tmp` files are removed

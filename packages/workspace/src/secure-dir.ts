@@ -10,7 +10,7 @@ const { O_RDONLY, O_DIRECTORY, O_NOFOLLOW } = constants;
 // Node 20 has no openat(2). On Linux, /proc/self/fd/<fd>/<name> resolves <name> inside the
 // directory the descriptor holds, whatever has been renamed or swapped above it since, so
 // every operation below touches exactly one name in an already opened directory and cannot
-// be redirected by a link put in place of a parent (SPEC §4). Elsewhere, names are joined to
+// be redirected by a link put in place of a parent (contract §4). Elsewhere, names are joined to
 // the directory's path and each opened directory is compared (dev, ino) with the lstat taken
 // just before; the window between that lstat and a later operation on a child name remains
 // (a documented residual risk on non-Linux systems).

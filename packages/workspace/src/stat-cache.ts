@@ -5,7 +5,7 @@ import { type FileStamp, sameStamp } from './stamp';
 
 /**
  * Remembers, per notebook path and stamp, an opaque id the engine computed from the content
- * (a blob oid), so an unchanged file is not read again (SPEC §4/§9 "stat cache").
+ * (a blob oid), so an unchanged file is not read again (contract §4/§9 "stat cache").
  */
 export interface StatCache {
   /** The id stored for `path` when its stamp is unchanged and trustworthy, else `undefined`. */

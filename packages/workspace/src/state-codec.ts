@@ -1,6 +1,6 @@
 import { StateError } from './errors';
 
-/** The record of one L's accepted baseline (SPEC §10), `state.json` version 1. */
+/** The record of one L's accepted baseline (contract §10), `state.json` version 1. */
 export interface StateV1 {
   version: 1;
   /** The storage identity P belongs to (the store's `identity`). */

@@ -24,7 +24,7 @@ export interface TargetRewrite {
 }
 
 /**
- * What the rewrites of L under one recovery flag were writing (SPEC §10 "records its target"),
+ * What the rewrites of L under one recovery flag were writing (contract §10 "records its target"),
  * `target.json` version 1: each rewrite appends its target before it raises (or keeps) the flag,
  * so a repair after a kill can tell the files any of them already wrote from the caller's edits
  * (a repair killed in turn leaves files of both). A target is `next`'s tree with `changes`

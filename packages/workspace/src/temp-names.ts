@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 const TEMP_NAME =
   /^\.slivingdoc-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.tmp$/;
 
-/** A fresh `.slivingdoc-<uuid>.tmp` name: the only way L is ever written (SPEC §4). */
+/** A fresh `.slivingdoc-<uuid>.tmp` name: the only way L is ever written (contract §4). */
 export function newTempName(): string {
   return `.slivingdoc-${randomUUID()}.tmp`;
 }

@@ -33,7 +33,7 @@ export interface WrittenFile {
 const WRITE_CONCURRENCY = 16;
 
 /**
- * Applies `changes` to the notebook directory `dir` (SPEC §4): deletions first, then the
+ * Applies `changes` to the notebook directory `dir` (contract §4): deletions first, then the
  * directories they leave empty, then writes. Each file is written as a new
  * `.slivingdoc-<uuid>.tmp` (0644 before umask, fsynced) in its own directory and then
  * renamed over the target (or hard-linked, for a target that must be absent), so a reader

@@ -11,7 +11,7 @@ import { mustBeOk, pullAll } from './load';
 const MARKER_LINE = /^(<<<<<<< local|=======|>>>>>>> remote)\r?$/;
 /** Rounds of resolve-and-commit one writer may take before the run counts it as failed. */
 const MAX_ROUNDS = 12;
-/** Retryable answers a writer simply commits again after (SPEC §3). */
+/** Retryable answers a writer simply commits again after (contract §3). */
 const RETRYABLE = new Set(['REMOTE_BUSY', 'PATH_BUSY', 'STORAGE_FAILURE']);
 
 /**

@@ -3,7 +3,7 @@
  * process is paused right after it read `current` inside its turn, member processes queue on
  * its group, then the holder resumes and is SIGKILLed at a named failpoint — and, in the
  * second variant, one member is SIGKILLed while it waits. Fresh processes then repair, and the
- * invariants of SPEC §10 are checked from outside: every OK is in R, `current` validates,
+ * invariants of contract §10 are checked from outside: every OK is in R, `current` validates,
  * L equals R after a follow-up commit, and no commit was published twice.
  */
 import type { ChildProcess } from 'node:child_process';

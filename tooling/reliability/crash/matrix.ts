@@ -1,7 +1,7 @@
 /**
  * One case of the crash matrix: a real `slivingdoc` process is killed with SIGKILL at a
  * named engine failpoint, then fresh processes make the next calls, and the invariants of
- * SPEC §10 are checked from outside (store bytes, P's files, L's files).
+ * contract §10 are checked from outside (store bytes, P's files, L's files).
  */
 import { appendFile, mkdir, mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';

@@ -33,7 +33,7 @@ const value = fc.oneof(
 const rawArguments = fc.option(fc.dictionary(key, value, { maxKeys: 4 }), { nil: undefined });
 
 /**
- * Tool-argument decoder (SPEC §2): total on any raw `arguments`; a refusal is always the
+ * Tool-argument decoder (contract §2): total on any raw `arguments`; a refusal is always the
  * catalogued INVALID_REQUEST with one of the decoder's reasons and a bounded message; an
  * accepted call has only allowed string fields, its required field, and them unchanged.
  */

@@ -49,7 +49,7 @@ function markerLines(bytes: Uint8Array): string[] {
 }
 
 /**
- * Marker scanner (SPEC §6): total on any bytes; every block it reports is one-based,
+ * Marker scanner (contract §6): total on any bytes; every block it reports is one-based,
  * ordered, disjoint, opens on an exact `<<<<<<< local` line, closes on an exact
  * `>>>>>>> remote` line and holds an exact `=======` line in between.
  */
@@ -69,7 +69,7 @@ export const markerScanner = fc.property(fileBytes, (bytes) => {
 });
 
 /**
- * Line diffstat (SPEC §6): total on any bytes; counts are whole, non-negative, bounded by
+ * Line diffstat (contract §6): total on any bytes; counts are whole, non-negative, bounded by
  * the line counts, consistent with the growth, symmetric under swapping, and zero for
  * identical content or a CRLF→LF rewrite.
  */

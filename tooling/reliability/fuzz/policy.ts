@@ -16,7 +16,7 @@ const wellFormed = (s: string) => !LONE_SURROGATE.test(s);
 const FORBIDDEN = /[\\:*?"<>|\p{Cc}]/u;
 
 /**
- * Path rules (SPEC §4): `checkNotebookPath` never throws, answers only catalogued file
+ * Path rules (contract §4): `checkNotebookPath` never throws, answers only catalogued file
  * reasons, and whatever it accepts really satisfies the rules that can be checked from
  * outside; `foldKey` is total and idempotent on accepted paths.
  */
@@ -40,7 +40,7 @@ export const notebookPathRules = fc.property(notebookPathLike, (path) => {
 });
 
 /**
- * Request paths (SPEC §2): `parseRequestPath` rejects only with PATH_INVALID, and what it
+ * Request paths (contract §2): `parseRequestPath` rejects only with PATH_INVALID, and what it
  * returns is absolute, lexically clean, within the byte limit and a fixed point.
  */
 export const requestPathRules = fc.property(
@@ -76,7 +76,7 @@ export const requestPathRules = fc.property(
 );
 
 /**
- * Commit messages (SPEC §2): rejection only with MESSAGE_INVALID; an accepted message is
+ * Commit messages (contract §2): rejection only with MESSAGE_INVALID; an accepted message is
  * within 16,384 bytes, has no U+0000 and is not only White_Space.
  */
 export const messageRules = fc.property(fc.oneof(edgyString, aroundByteLimit(16384)), (message) => {

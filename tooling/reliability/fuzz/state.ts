@@ -34,7 +34,7 @@ const mutatedState = fc
   });
 
 /**
- * state.json decoder (SPEC §10): total on any text; a refusal is always a typed
+ * state.json decoder (contract §10): total on any text; a refusal is always a typed
  * `StateError` (which the engine repairs, never reports as PRIVATE_STATE_UNAVAILABLE); an
  * accepted record re-encodes to a text that decodes to the same record.
  */

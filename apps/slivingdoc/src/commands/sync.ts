@@ -6,7 +6,7 @@ type SyncInvocation = Extract<Invocation, { kind: 'pull' | 'commit' }>;
 
 /**
  * `slivingdoc pull <path>` / `slivingdoc commit <path> -m <message>`: one operation, the
- * report on stdout (SPEC §12), exit 0 OK, 1 domain error, 2 refused, 3 incompatible store.
+ * report on stdout (contract §12), exit 0 OK, 1 domain error, 2 refused, 3 incompatible store.
  */
 export function runSync(invocation: SyncInvocation): Promise<number> {
   const { path, config } = invocation;

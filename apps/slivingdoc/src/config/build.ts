@@ -70,7 +70,7 @@ export function buildInvocation(
 }
 
 /**
- * SPEC §12: `--actor`, else `SLIVINGDOC_ACTOR`, else (CLI) the OS user name. A configured value
+ * contract §12: `--actor`, else `SLIVINGDOC_ACTOR`, else (CLI) the OS user name. A configured value
  * must be a valid author name; an OS user name that is not one falls back to `slivingdoc`.
  * `serve` without one leaves it to each MCP client's name.
  */
@@ -184,7 +184,7 @@ function buildConfig(
   };
 }
 
-/** SPEC §5: the policy package validates and normalises the sets; an entry in both is refused. */
+/** contract §5: the policy package validates and normalises the sets; an entry in both is refused. */
 function pathSets(writable: string[], readOnly: string[]) {
   try {
     return createPathPolicy({ writable, readOnly }).sets;

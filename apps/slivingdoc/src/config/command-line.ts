@@ -34,7 +34,7 @@ const ONLY: Partial<Record<FlagName, readonly CommandName[]>> = {
 };
 
 /**
- * Every option of SPEC §12 but the store drivers' own (each declared by its driver, registered in
+ * Every option of contract §12 but the store drivers' own (each declared by its driver, registered in
  * `store-drivers.ts`), plus `-m` (commit) and `-h`.
  */
 export const OPTIONS = {

@@ -3,7 +3,7 @@ import { RefusalError } from './refusal';
 import type { Invocation, ParseContext, Refusal } from './types';
 
 /**
- * Parses a command line and environment into what to run, or a refusal (SPEC §12). Reads
+ * Parses a command line and environment into what to run, or a refusal (contract §12). Reads
  * nothing but its arguments and touches no file; the value rules (and the path-set policy
  * they need) load only for a command that runs, so `version` and `-h` stay instant.
  */

@@ -21,7 +21,7 @@ export function dataHome(env: NodeJS.ProcessEnv, home: string): string {
   return xdgDir(env.XDG_DATA_HOME, join(home, '.local/share'));
 }
 
-/** SPEC §12: `$XDG_CACHE_HOME/slivingdoc` or `~/.cache/slivingdoc`. */
+/** contract §12: `$XDG_CACHE_HOME/slivingdoc` or `~/.cache/slivingdoc`. */
 export function defaultPrivateRoot(env: NodeJS.ProcessEnv, home: string): string {
   return join(xdgDir(env.XDG_CACHE_HOME, join(home, '.cache')), 'slivingdoc');
 }

@@ -1,6 +1,6 @@
 import type { Refusal } from './types';
 
-/** Exit codes of the refusals that are not usage or configuration (SPEC §12, docs/cli.md). */
+/** Exit codes of the refusals that are not usage or configuration (contract §12, docs/cli.md). */
 const EXIT_CODES: Partial<Record<Refusal['what'], 1 | 3>> = {
   INCOMPATIBLE_STORE: 3,
   'store unreachable': 1,

@@ -6,7 +6,7 @@ export interface GivenSetting {
   raw: string;
 }
 
-/** SPEC §12: an empty environment value counts as unset. */
+/** contract §12: an empty environment value counts as unset. */
 export function envValue(env: NodeJS.ProcessEnv, name: string): string | undefined {
   const value = env[name];
   return value === undefined || value === '' ? undefined : value;

@@ -59,7 +59,7 @@ function parseSetting(
 }
 
 /**
- * SPEC §7/§12: the store a process uses, from the registered drivers. `prefix` is validated
+ * contract §7/§12: the store a process uses, from the registered drivers. `prefix` is validated
  * already; every setting of the selected driver is read in its declared order.
  */
 export function buildStoreConfig(

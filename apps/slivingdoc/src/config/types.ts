@@ -2,23 +2,23 @@ import type { StoreConfig } from './store-registry';
 
 export type { StoreConfig } from './store-registry';
 
-/** The validated configuration of one process (SPEC §12); every path is absolute. */
+/** The validated configuration of one process (contract §12); every path is absolute. */
 export interface AppConfig {
   store: StoreConfig;
   /**
    * The workspace root; undefined only for `serve` without one, which then creates a
-   * session directory at startup (SPEC §2).
+   * session directory at startup (contract §2).
    */
   workspaceRoot: string | undefined;
   /** The private root; undefined only when the session's `private/` is to be used. */
   privateRoot: string | undefined;
-  /** The path sets, validated and normalised by `@slivingdoc/policy` (SPEC §5). */
+  /** The path sets, validated and normalised by `@slivingdoc/policy` (contract §5). */
   writable: string[];
   readOnly: string[];
   commitRetries: number;
   checkpointPacks: number;
   retainedCheckpoints: number;
-  /** SPEC §6: concurrent insertions at one place are kept (`keep`) or conflict (`conflict`). */
+  /** contract §6: concurrent insertions at one place are kept (`keep`) or conflict (`conflict`). */
   mergeAdditions: 'keep' | 'conflict';
   /**
    * The author name of the commits this process publishes (`--actor`, `SLIVINGDOC_ACTOR`, for

@@ -10,13 +10,13 @@ export function quote(value: string): string {
   return JSON.stringify(shown);
 }
 
-/** SPEC §6/§12: `--merge-additions` is exactly `keep` or `conflict`. */
+/** contract §6/§12: `--merge-additions` is exactly `keep` or `conflict`. */
 export function parseMergeAdditions(source: Source, raw: string): 'keep' | 'conflict' {
   if (raw === 'keep' || raw === 'conflict') return raw;
   throw configuration(`${source}: ${quote(raw)} is not keep or conflict`);
 }
 
-/** SPEC §12: integers are `[0-9]+` within their range. */
+/** contract §12: integers are `[0-9]+` within their range. */
 export function parseInteger(source: Source, raw: string, min: number, max: number): number {
   const range = max === Number.MAX_SAFE_INTEGER ? `at least ${min}` : `${min}–${max}`;
   const value = /^[0-9]+$/.test(raw) ? Number(raw) : Number.NaN;
@@ -26,7 +26,7 @@ export function parseInteger(source: Source, raw: string, min: number, max: numb
   return value;
 }
 
-/** SPEC §7: no leading or trailing `/`, no empty, `.` or `..` segment, no backslash. */
+/** contract §7: no leading or trailing `/`, no empty, `.` or `..` segment, no backslash. */
 export function validatePrefix(source: Source, raw: string): string {
   if (raw === '') return raw;
   const bad = (why: string) => configuration(`${source}: ${quote(raw)} ${why}`);
@@ -41,7 +41,7 @@ export function validatePrefix(source: Source, raw: string): string {
   return raw;
 }
 
-/** SPEC §5/§12: a `:`-separated list; an empty item (`a::b`, a leading or trailing `:`) is an error. */
+/** contract §5/§12: a `:`-separated list; an empty item (`a::b`, a leading or trailing `:`) is an error. */
 export function splitList(source: Source, raw: string): string[] {
   const items = raw.split(':');
   if (items.some((item) => item === '')) {

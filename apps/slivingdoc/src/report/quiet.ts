@@ -1,4 +1,4 @@
-/** `--quiet` (SPEC §12): only the first and the last line of a report (once when it has one). */
+/** `--quiet` (contract §12): only the first and the last line of a report (once when it has one). */
 export function quietReport(report: string): string {
   const lines = report.replace(/\n$/, '').split('\n');
   const first = lines[0] ?? '';

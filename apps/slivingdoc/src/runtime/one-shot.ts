@@ -22,7 +22,7 @@ import { openStore, probeStore } from './store';
 /** What a one-shot command's work gets. */
 export interface OneShot {
   service: NotebookService;
-  /** Whether the report may use colour (SPEC §12). */
+  /** Whether the report may use colour (contract §12). */
   color: boolean;
   /** Progress for the engine; undefined unless stderr is a terminal. */
   onProgress: ProgressListener | undefined;
@@ -80,7 +80,7 @@ export async function runOneShot(
     return 1;
   };
 
-  // Only pull creates the directory (SPEC §2); for the others a missing directory was never
+  // Only pull creates the directory (contract §2); for the others a missing directory was never
   // pulled, and when the workspace root is the path itself there is no root to resolve.
   if (invocation.kind !== 'pull' && workspaceRoot === path && !(await isDirectory(path))) {
     return fail(notPulled());

@@ -1,6 +1,6 @@
 import type { Progress, ProgressListener } from '@slivingdoc/engine';
 
-/** A run shorter than this shows no progress at all (SPEC §12: "long runs"). */
+/** A run shorter than this shows no progress at all (contract §12: "long runs"). */
 const SHOW_AFTER_MS = 1000;
 /** Redraws at most this often. */
 const REDRAW_MS = 100;

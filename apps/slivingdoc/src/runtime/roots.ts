@@ -6,7 +6,7 @@ import { configuration } from '../config/refusal';
 import { driverOf } from '../config/store-registry';
 import type { AppConfig } from '../config/types';
 
-/** The directories one process works with, resolved once at startup (SPEC §2). */
+/** The directories one process works with, resolved once at startup (contract §2). */
 export interface Roots {
   /** realpath of the workspace root. */
   workspaceRoot: string;
@@ -18,7 +18,7 @@ export interface Roots {
 }
 
 /**
- * SPEC §2: serve without a workspace root creates `<tmpdir>/slivingdoc-XXXXXX` (0700, by
+ * contract §2: serve without a workspace root creates `<tmpdir>/slivingdoc-XXXXXX` (0700, by
  * mkdtemp) with `notebook/` (workspace root and notebook directory) and `private/` (the
  * private root unless one is configured). At exit it is removed unless it holds unpublished
  * edits (`session-dir.ts`, docs/hosts.md "Session directories").
@@ -59,7 +59,7 @@ export async function configuredRoots(
 
 /**
  * Repeats the lexical overlap check of parsing on real paths, so a symlink cannot make the
- * private root or the store directory land inside the workspace root (SPEC §4, §12).
+ * private root or the store directory land inside the workspace root (contract §4, §12).
  */
 async function checked(config: AppConfig, roots: Roots): Promise<Roots> {
   const privateRoot = await realpathOfNearest(roots.privateRoot);

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 
-/** SPEC §12: shutdown waits at most 30 s for in-flight calls and for releasing locks. */
+/** contract §12: shutdown waits at most 30 s for in-flight calls and for releasing locks. */
 export const SHUTDOWN_BUDGET_MS = 30_000;
 
 /** The steps of an orderly shutdown, in order. */

@@ -19,7 +19,7 @@ const LOCAL_STORE_FAILURES: Readonly<Record<string, string>> = {
 };
 
 /**
- * SPEC §7: every command that touches the store first proves it honours create-if-absent
+ * contract §7: every command that touches the store first proves it honours create-if-absent
  * and compare-and-swap. A definite wrong answer (or being unable to run the probe) refuses
  * startup with INCOMPATIBLE_STORE (exit 3); a store that gave no trustworthy answer within
  * the probe's retry budget refuses it as `store unreachable` (exit 1, docs/cli.md).

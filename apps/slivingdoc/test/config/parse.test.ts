@@ -100,7 +100,7 @@ describe('commands and usage', () => {
 });
 
 describe('defaults', () => {
-  it('serve with nothing configured: embedded store, session directory, SPEC defaults', async () => {
+  it('serve with nothing configured: embedded store, session directory, contract defaults', async () => {
     expect(await config(['serve'])).toEqual({
       store: {
         kind: 'embedded',

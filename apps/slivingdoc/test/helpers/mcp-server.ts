@@ -94,7 +94,7 @@ export interface Sets {
 export const NO_SETS: Sets = { writable: [], readOnly: [] };
 
 /**
- * The candid text item, rebuilt independently from SPEC §2's layout (not from the envelope
+ * The candid text item, rebuilt independently from contract §2's layout (not from the envelope
  * package's own builder), so a drift in either shows up here.
  */
 function expectedCandidText(env: Record<string, unknown>, sets: Sets): string {

@@ -64,7 +64,7 @@ async function memberChange(ctx: DirContext, own: OwnChange): Promise<MemberChan
 }
 
 /**
- * The holder vanished after announcing `prepared`: SPEC §9's resolution of an ambiguous CAS,
+ * The holder vanished after announcing `prepared`: contract §9's resolution of an ambiguous CAS,
  * by the member itself. Landed → accepted with the group's head; provably lost → `undefined`
  * (attempt again); else PUBLICATION_UNPROVEN.
  */

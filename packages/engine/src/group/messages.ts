@@ -17,7 +17,7 @@ export interface MemberChange {
   blobs: Map<string, Uint8Array>;
   /** The member's commit message, byte for byte. */
   message: Uint8Array;
-  /** The member's author name (SPEC §9; `slivingdoc` when absent). */
+  /** The member's author name (contract §9; `slivingdoc` when absent). */
   author: string | undefined;
 }
 
@@ -112,7 +112,7 @@ export function decodeJoin(raw: Record<string, unknown>): MemberChange | undefin
     const [oid, content] = blob as unknown[];
     if (typeof oid !== 'string' || !OID.test(oid) || typeof content !== 'string') return undefined;
     const bytes = Buffer.from(content, 'base64');
-    // Notebook text only (SPEC §4), as a scan would have accepted it.
+    // Notebook text only (contract §4), as a scan would have accepted it.
     if (!isUtf8(bytes) || bytes.includes(0)) return undefined;
     decoded.blobs.set(oid, bytes);
   }

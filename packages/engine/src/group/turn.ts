@@ -3,7 +3,7 @@
  * publication, each merging the holder's own change (first round only) and the members
  * queued at the round's start onto R in arrival order, one commit per member chained in that
  * order, published as one increment with one CAS. Every taken member is answered exactly once,
- * and only as SPEC §9 allows: `accepted` once the CAS is proven accepted, `unproven` when the
+ * and only as contract §9 allows: `accepted` once the CAS is proven accepted, `unproven` when the
  * group's resolution is, `excluded` only when no CAS that carries its change can land.
  */
 import type { FileStat } from '@slivingdoc/envelope';
@@ -219,7 +219,7 @@ async function runRound(
     let observed: Current | undefined;
     let tookMembers = false;
     let backoffDue = false;
-    // `lost` counts lost races (SPEC §9's retries). An attempt withheld because a member did not
+    // `lost` counts lost races (contract §9's retries). An attempt withheld because a member did not
     // record its input leaves that member out and re-merges at once: it lost no race, and each
     // one removes a member, so there are at most as many as members.
     for (let lost = 0; lost < attempts; ) {

@@ -10,7 +10,7 @@ export interface CommitData {
   /** Commit time: UTC, whole seconds since the epoch. */
   time: number;
   /**
-   * The participant who wrote the change (SPEC §9: the author name; `slivingdoc` when absent).
+   * The participant who wrote the change (contract §9: the author name; `slivingdoc` when absent).
    * 1–64 bytes of UTF-8 without control characters, `<` or `>`; decoding a foreign commit
    * reports whatever name its author line carries.
    */
@@ -20,10 +20,10 @@ export interface CommitData {
 /** The author name of a commit whose writer named no actor, and the committer's name. */
 export const DEFAULT_AUTHOR = 'slivingdoc';
 
-/** The e-mail of every author and the committer (SPEC §9). */
+/** The e-mail of every author and the committer (contract §9). */
 const EMAIL = '<slivingdoc@localhost>';
 
-/** Committer of every commit (SPEC §9). */
+/** Committer of every commit (contract §9). */
 export const IDENTITY = `${DEFAULT_AUTHOR} ${EMAIL}`;
 
 /** Whether `name` may be an author name: 1–64 UTF-8 bytes, no control character, `<` or `>`. */
@@ -40,7 +40,7 @@ export function isValidAuthorName(name: string): boolean {
 
 /**
  * Serialises a commit object. Written by hand because isomorphic-git's commit writers normalise
- * newlines in the message (SPEC §6); the message bytes follow the blank line unchanged.
+ * newlines in the message (contract §6); the message bytes follow the blank line unchanged.
  */
 export function encodeCommit(commit: CommitData): Uint8Array {
   if (!isOid(commit.tree) || (commit.parent !== undefined && !isOid(commit.parent))) {

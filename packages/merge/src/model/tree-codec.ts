@@ -1,7 +1,7 @@
 import { TreeError } from '../errors';
 import { isOid, type Oid } from './object-format';
 
-/** The only two tree modes a notebook has (SPEC §4: file modes are not state). */
+/** The only two tree modes a notebook has (contract §4: file modes are not state). */
 export const FILE_MODE = '100644';
 export const DIR_MODE = '40000';
 

@@ -13,7 +13,7 @@ export interface FileStat {
   deletions: number;
 }
 
-/** Diffstat lines compare without their LF and one trailing CR (SPEC §6), so CRLF→LF is no change. */
+/** Diffstat lines compare without their LF and one trailing CR (contract §6), so CRLF→LF is no change. */
 function comparableLines(content: Uint8Array): string[] {
   return splitLines(toByteString(content)).map((line) => {
     let end = line.length;
@@ -83,7 +83,7 @@ function editDistance(a: string[], b: string[]): number {
   return max;
 }
 
-/** Lines inserted and deleted by a minimal line diff from `before` to `after` (SPEC §6 line rule). */
+/** Lines inserted and deleted by a minimal line diff from `before` to `after` (contract §6 line rule). */
 export function lineDiffStat(
   before: Uint8Array,
   after: Uint8Array,
@@ -96,7 +96,7 @@ export function lineDiffStat(
 }
 
 /**
- * Byte order of UTF-8 paths (SPEC §2 ordering): `compareUtf8` of `@slivingdoc/envelope`,
+ * Byte order of UTF-8 paths (contract §2 ordering): `compareUtf8` of `@slivingdoc/envelope`,
  * kept here for the reason `FileStat` is (`engine/test/vocabulary.test.ts` checks the diffstat order).
  */
 export function compareUtf8(a: string, b: string): number {

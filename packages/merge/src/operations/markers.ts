@@ -15,7 +15,7 @@ export const SEPARATOR_MARKER = '=======';
 export const CLOSE_MARKER = '>>>>>>> remote';
 
 /**
- * Complete marker blocks of SPEC §6, one-based inclusive from the `<<<<<<< local` line to the
+ * Complete marker blocks of contract §6, one-based inclusive from the `<<<<<<< local` line to the
  * `>>>>>>> remote` line. A block needs the three exact marker lines in order (LF, CRLF, or the
  * end of the content as terminator). Blocks do not nest: an opener inside an open block is
  * ordinary content, and a closer with no separator since the opener does not close it.

@@ -12,7 +12,7 @@ export type { LineRange } from './markers';
 
 /**
  * How a region where both sides only insert lines at the same place of the base merges
- * (SPEC §6): `keep` (the product's default) keeps both insertions, R's lines first, their
+ * (contract §6): `keep` (the product's default) keeps both insertions, R's lines first, their
  * common leading lines once, without markers; `conflict` writes markers there, git's rule.
  */
 export type MergeAdditions = 'keep' | 'conflict';
@@ -29,7 +29,7 @@ export interface TextMergeResult {
   /** True when the merge itself wrote at least one conflict block. */
   conflicted: boolean;
   /**
-   * The marker blocks of `content` as the documented scanner ({@link findMarkerBlocks}, SPEC §6)
+   * The marker blocks of `content` as the documented scanner ({@link findMarkerBlocks}, contract §6)
    * finds them. Derived from the written bytes rather than counted while writing: a side that
    * already holds marker lines (an old block, a stray opener) changes which lines form a block,
    * and the ranges a caller is given must be the ones a later commit's scan refuses.
@@ -65,7 +65,7 @@ class MergeWriter {
   }
 
   /**
-   * Both sides only inserted lines here (SPEC §6, concurrent additions): R's lines, then L's,
+   * Both sides only inserted lines here (contract §6, concurrent additions): R's lines, then L's,
    * their common leading run once; a side left without a final line ending gets the file's
    * before the other side's lines. Every line either side wrote is kept.
    */
@@ -101,7 +101,7 @@ class MergeWriter {
   }
 }
 
-/** The marker line ending of SPEC §6: the local side's first EOL, else the remote's, else LF. */
+/** The marker line ending of contract §6: the local side's first EOL, else the remote's, else LF. */
 function markerEol(local: string, remote: string): string {
   return firstLineEnding(local) ?? firstLineEnding(remote) ?? '\n';
 }
@@ -110,7 +110,7 @@ function markerEol(local: string, remote: string): string {
  * Three-way line merge through the `diff3` library (the one isomorphic-git uses; fast on large
  * files). Lines keep their terminators, so CRLF and a missing final newline survive and count as
  * differences, as in `git merge-file`. Identical changes on both sides merge cleanly; changes to
- * the same or adjacent lines conflict and are written with the exact markers of SPEC §6 —
+ * the same or adjacent lines conflict and are written with the exact markers of contract §6 —
  * except, under `additions: 'keep'`, where both sides only inserted at the same place of A
  * (docs/merge.md, "Concurrent additions").
  */
@@ -145,7 +145,7 @@ export function mergeText(
 }
 
 /**
- * add/add with different content (SPEC §6). `keep`: the same case as concurrent insertions
+ * add/add with different content (contract §6). `keep`: the same case as concurrent insertions
  * over an empty base (R's content, then L's, their common leading lines once). `conflict`: one
  * conflict over both whole files.
  */

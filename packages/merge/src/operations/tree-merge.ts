@@ -3,7 +3,7 @@ import type { ObjectDb, TreeEntries } from '../storage/object-db';
 import { compareUtf8 } from './diffstat';
 import { type LineRange, type MergeAdditions, mergeAdded, mergeText } from './text-merge';
 
-/** Why a path did not merge cleanly (file reasons of SPEC §3). */
+/** Why a path did not merge cleanly (file reasons of contract §3). */
 export type MergeConflictReason =
   | 'TEXT_CONFLICT'
   | 'MODIFY_DELETE'
@@ -38,7 +38,7 @@ export interface Merge3Input {
    */
   foldKey: (path: string) => string;
   /**
-   * Concurrent insertions at the same place of a file, and add/add of one path (SPEC §6):
+   * Concurrent insertions at the same place of a file, and add/add of one path (contract §6):
    * `keep` (default) keeps both sides without markers, `conflict` is git's rule.
    */
   additions?: MergeAdditions;
@@ -47,7 +47,7 @@ export interface Merge3Input {
 const LOCAL_SUFFIX = '~local';
 
 /**
- * Three-way merge of whole trees by the per-path rules of SPEC §6. Paths whose oids agree are
+ * Three-way merge of whole trees by the per-path rules of contract §6. Paths whose oids agree are
  * decided without reading content; only paths changed on both sides are read and merged.
  * Results that came from the local side and collide with R's paths (file against directory, or
  * equal under case folding) move to `<path>~local`, `~local2`, … while R keeps the path.

@@ -23,7 +23,7 @@ function overriding<T extends object>(target: T, overrides: Record<string, unkno
 
 /**
  * Node's file system for an object database in private state: every file it creates is 0600
- * and every directory 0700 (SPEC §4). isomorphic-git and our pack installer create files with
+ * and every directory 0700 (contract §4). isomorphic-git and our pack installer create files with
  * the process defaults, so the creating calls are wrapped; everything else is Node's own.
  */
 export function privateModeFs(): typeof nodeFs {

@@ -17,7 +17,7 @@ export function lastChainPosition(m: Manifest): bigint {
   return m.increments.at(-1)?.generation ?? m.checkpoint.throughGeneration;
 }
 
-/** True when `publication` appears in any active or retained descriptor (SPEC §9, ambiguous CAS). */
+/** True when `publication` appears in any active or retained descriptor (contract §9, ambiguous CAS). */
 export function hasPublication(m: Manifest, publication: string): boolean {
   const chains = [m, ...m.retained];
   return chains.some(
@@ -88,7 +88,7 @@ export function nextIncrementKey(m: Manifest, publication: string): string {
 }
 
 /**
- * The manifest after a checkpoint (SPEC §11) replaced the oldest `count` increments with one
+ * The manifest after a checkpoint (contract §11) replaced the oldest `count` increments with one
  * closed pack of their final head: the old checkpoint and those increments become the newest
  * retained entry (retired at the new generation), trimmed to `retainedLimit` entries; newer
  * increments stay active. The checkpoint's publication is the last compacted increment's.

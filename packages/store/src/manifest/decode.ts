@@ -121,7 +121,7 @@ function retained(node: JsonNode, at: string): RetainedChain {
 }
 
 /**
- * Decodes and validates the bytes of `current` (SPEC §7). Strict at every level: invalid UTF-8,
+ * Decodes and validates the bytes of `current` (contract §7). Strict at every level: invalid UTF-8,
  * malformed JSON, a duplicate field name (found on the raw text), an unknown, missing, `null` or
  * wrong-typed field, or any broken validation rule throws `ManifestError` with reason
  * `INVALID_MANIFEST`; a `version` other than 1 — checked before anything else about the

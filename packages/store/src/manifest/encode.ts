@@ -18,7 +18,7 @@ function incrementsJson(list: IncrementDescriptor[]): string {
 }
 
 /**
- * Encodes a manifest as compact JSON in the exact field order of SPEC §7, integers unquoted,
+ * Encodes a manifest as compact JSON in the exact field order of contract §7, integers unquoted,
  * no trailing newline. Validates first, so an invalid manifest is never written.
  */
 export function encodeManifest(m: Manifest): Uint8Array {

@@ -42,7 +42,7 @@ export interface RetainedChain {
   increments: IncrementDescriptor[];
 }
 
-/** Manifest version 1 (SPEC §7), the content of `current`. */
+/** Manifest version 1 (contract §7), the content of `current`. */
 export interface Manifest {
   version: 1;
   /** Counts every successful replacement of `current` (commits and checkpoints). */

@@ -108,7 +108,7 @@ function checkChain(
 }
 
 /**
- * Checks every rule of SPEC §7 on a manifest: generation ≥ 1; 40-hex object ids and 64-hex
+ * Checks every rule of contract §7 on a manifest: generation ≥ 1; 40-hex object ids and 64-hex
  * SHA-256; UUIDv7 ids; pack size > 0; keys that match their grammar; all keys and checkpoint
  * ids unique; a publication id bound to one head only; throughGeneration ≤ generation;
  * increments at consecutive chain positions after the cutoff, each parent the previous head;

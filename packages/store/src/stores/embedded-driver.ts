@@ -30,7 +30,7 @@ export const embeddedStoreDriver: StoreDriver<EmbeddedStoreConfig, EmbeddedStore
   },
   secretEnvVars: [],
   configure(values, { prefix, dataHome }): EmbeddedStoreConfig {
-    // SPEC §7: `$XDG_DATA_HOME/slivingdoc/store` or `~/.local/share/slivingdoc/store`.
+    // contract §7: `$XDG_DATA_HOME/slivingdoc/store` or `~/.local/share/slivingdoc/store`.
     return { kind: 'embedded', dir: values.dir ?? join(dataHome, 'slivingdoc/store'), prefix };
   },
   async open(config) {

@@ -90,7 +90,7 @@ async function versionsIn(dir: string): Promise<bigint[]> {
 }
 
 /**
- * The embedded store (SPEC §7): the object layout in a local directory, with create-if-absent
+ * The embedded store (contract §7): the object layout in a local directory, with create-if-absent
  * and compare-and-swap that are atomic and exclusive across processes through link(2), crash
  * safe (every file and directory fsynced before a call returns), and lock-free.
  */
@@ -112,7 +112,7 @@ export async function createEmbeddedStore(opts: {
   /**
    * Writes `body` to a new temp file, fsynced, and returns its path. A failed write (a full
    * disk) removes its temp file. A missing `.tmp/` means the store directory was deleted under
-   * us: it is recreated, since an absent `current` is an empty store (SPEC §7).
+   * us: it is recreated, since an absent `current` is an empty store (contract §7).
    */
   async function writeTemp(body: Uint8Array): Promise<string> {
     const path = join(tmpDir, `${randomUUID()}.tmp`);

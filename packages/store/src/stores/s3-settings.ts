@@ -23,7 +23,7 @@ export function parseRegion(raw: string): string {
 }
 
 /**
- * SPEC §12: an endpoint is absolute http(s) with no user info, query or fragment; it is
+ * contract §12: an endpoint is absolute http(s) with no user info, query or fragment; it is
  * normalised to a lower-case scheme and host without a trailing slash.
  */
 export function parseEndpoint(raw: string): string {

@@ -13,7 +13,7 @@ import { batches, type ConditionForms, type ListedObject, type ObjectStore } fro
 import { loadS3Sdk, type S3Sdk } from './s3-sdk';
 import { putProven } from './settle-upload';
 
-/** Every request gives up after this long (SPEC §7). */
+/** Every request gives up after this long (contract §7). */
 export const S3_REQUEST_TIMEOUT_MS = 30_000;
 /** Packs above this size are uploaded in parts. */
 export const MULTIPART_THRESHOLD = 8 * 1024 * 1024;
@@ -38,7 +38,7 @@ export interface S3Store extends ObjectStore {
 /** Options of {@link createS3Store}. */
 export interface S3StoreOptions {
   bucket: string;
-  /** Key prefix (SPEC §7 rules; empty selects the bucket root). */
+  /** Key prefix (contract §7 rules; empty selects the bucket root). */
   prefix: string;
   /** S3-compatible endpoint (absolute http(s) URL); AWS resolution when omitted. */
   endpoint?: string;
@@ -133,7 +133,7 @@ async function* classifiedStream(body: AsyncIterable<Uint8Array>): AsyncIterable
 const bareEtag = (etag: string): string => etag.replace(/^W\//, '').replace(/^"(.*)"$/, '$1');
 
 /**
- * The S3 store (SPEC §7) on `@aws-sdk/client-s3`: conditional writes with `If-None-Match: *`
+ * The S3 store (contract §7) on `@aws-sdk/client-s3`: conditional writes with `If-None-Match: *`
  * and `If-Match` sent through a client with `maxAttempts: 1` (an SDK retry could turn our own
  * landed write into a 412); checksums only when required (rgw refuses streamed trailers);
  * path-style with an endpoint; multipart above {@link MULTIPART_THRESHOLD}.

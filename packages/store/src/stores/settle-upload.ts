@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { StoreError } from '../errors';
 
 /**
- * Settles an upload whose outcome is unknown (SPEC §7): reads the key back and proves the
+ * Settles an upload whose outcome is unknown (contract §7): reads the key back and proves the
  * stored object has exactly the intended size and SHA-256. Returns normally only when proven;
  * otherwise rethrows the original ambiguous error.
  */
