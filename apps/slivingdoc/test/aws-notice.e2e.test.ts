@@ -6,7 +6,7 @@
  * prints nothing there. The environment below leaves the SDK's own opt-out unset, as a user's
  * does. On Node 22 and later the SDK emits nothing, so there these cases hold trivially.
  */
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { assertBuilt, runBinAsync, sandboxEnv } from './helpers/bin';
@@ -27,11 +27,9 @@ async function userEnv(): Promise<NodeJS.ProcessEnv> {
 describe('the AWS SDK notice never reaches a user raw (Node 20)', () => {
   it('serve on the real S3 server: every stderr line is one structured record, none the notice', async () => {
     const env = await userEnv();
-    const server = await McpServerProcess.start(
-      ['--workspace-root', join(env.HOME!, 'ws')],
-      env,
-      'aws-notice',
-    );
+    const workspace = join(env.HOME!, 'ws');
+    mkdirSync(workspace);
+    const server = await McpServerProcess.start(['--workspace-root', workspace], env, 'aws-notice');
     try {
       expect((await server.call('notes_pull', {})).structured.code).toBe('OK');
       writeFileSync(join(server.notebookDir, 'a.md'), 'one\n');
@@ -45,6 +43,30 @@ describe('the AWS SDK notice never reaches a user raw (Node 20)', () => {
       expect(() => JSON.parse(line), line).not.toThrow();
       expect(line).not.toMatch(NOTICE);
     }
+  });
+
+  it('a user who turned the notice on gets it as exactly one warn record (on Node 20), never raw', async () => {
+    const env = await userEnv();
+    // The SDK prints unless the variable is exactly "true"; the store leaves a set value alone.
+    env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'false';
+    const workspace = join(env.HOME!, 'ws');
+    mkdirSync(workspace);
+    const server = await McpServerProcess.start(['--workspace-root', workspace], env, 'on');
+    try {
+      expect((await server.call('notes_pull', {})).structured.code).toBe('OK');
+    } finally {
+      await server.close();
+    }
+    const records = server.stderrLines
+      .filter((line) => line !== '')
+      .map(
+        (line) => JSON.parse(line) as { level: number; msg: string; warning?: { message: string } },
+      );
+    const notices = records.filter((r) => NOTICE.test(r.warning?.message ?? ''));
+    const major = Number(process.versions.node.split('.')[0]);
+    expect(notices).toHaveLength(major < 22 ? 1 : 0);
+    for (const notice of notices)
+      expect(notice).toMatchObject({ level: 'warn', msg: 'process warning' });
   });
 
   it('a one-shot status on the real S3 server prints nothing on stderr at the default level', async () => {
