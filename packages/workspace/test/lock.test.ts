@@ -127,7 +127,7 @@ describe('PrivateState.lock', () => {
     await release();
     await untilLocked(second);
     expect(second.said()).toBe('locked\n');
-  }, 30_000);
+  });
 
   it('keeps a waiter connected to the holder without polling, and hands over on release', async () => {
     // Stands in for another process holding the lock: the same socket, counting the
