@@ -27,6 +27,7 @@ import {
   decodeManifest,
   type ObjectStore,
 } from '@slivingdoc/store';
+import { catchesSignal, untilCatching } from '@slivingdoc/testkit/signal-wait';
 import { type CliRun, runCli } from '../cli';
 import { withService } from '../store-spec';
 
@@ -51,8 +52,6 @@ export interface GroupCrashReport {
 
 /** How long started members are given to queue (the machine may be loaded). */
 const SETTLE_MS = 6_000;
-/** After this long a resumed holder that is still alive is paused again (a second round). */
-const RESUME_AGAIN_MS = 20_000;
 
 /** Whether a process listens on `address`. */
 function listening(address: string): Promise<boolean> {
@@ -66,6 +65,36 @@ function listening(address: string): Promise<boolean> {
   });
 }
 const MEMBERS = 3;
+
+/**
+ * Waits until `child` is held at its `pause` failpoint (it catches SIGUSR2 only then), so the
+ * SIGUSR2 that resumes it can never arrive early and kill it (the signal's default action).
+ */
+async function untilHeld(child: ChildProcess | undefined): Promise<number> {
+  const pid = child?.pid;
+  if (pid === undefined) throw new Error('the holder process did not start');
+  await untilCatching(pid, FAILPOINT_RESUME_SIGNAL);
+  return pid;
+}
+
+/**
+ * Resumes `pid` each time it is held at its `pause` failpoint again (a member that queued late
+ * makes the holder serve a second round, which pauses again), until `stopped()`.
+ */
+async function resumeWhenHeld(pid: number, stopped: () => boolean): Promise<void> {
+  let resumed = false;
+  while (!stopped()) {
+    const held = catchesSignal(pid, FAILPOINT_RESUME_SIGNAL);
+    // One signal per pause: the next only once the holder consumed it and paused again.
+    if (held && !resumed) {
+      process.kill(pid, FAILPOINT_RESUME_SIGNAL);
+      resumed = true;
+    } else if (!held) resumed = false;
+    // Short: a pause that ends and begins again between two looks would go unseen. A round of
+    // the holder between them (a pack upload, a CAS, fsyncs) takes far longer than this.
+    await sleep(5);
+  }
+}
 
 const firstLine = (run: CliRun) => (run.stdout.split('\n')[0] ?? '').trim();
 
@@ -155,7 +184,7 @@ export async function runGroupCrashCase(
   );
   // The holder serves its group (and pauses right after, reading `current`).
   while (!(await listening(endpoint))) await sleep(100);
-  await sleep(500);
+  const holderPid = await untilHeld(holderChild);
   const memberChildren: ChildProcess[] = [];
   const members = dirs.slice(1).map((dir) =>
     runCli(['commit', join(root, 'ws', dir), '-m', `commit ${dir}`], env, {
@@ -164,19 +193,11 @@ export async function runGroupCrashCase(
   );
   await sleep(SETTLE_MS);
   if (opts.killMember) memberChildren[0]?.kill('SIGKILL');
-  holderChild?.kill(FAILPOINT_RESUME_SIGNAL);
-  // A member that queued late makes the holder serve a second round, which pauses again.
   let exited = false;
-  const resumer = (async () => {
-    for (;;) {
-      await sleep(RESUME_AGAIN_MS);
-      if (exited) return;
-      holderChild?.kill(FAILPOINT_RESUME_SIGNAL);
-    }
-  })();
+  const resumer = resumeWhenHeld(holderPid, () => exited);
   const holderRun = await holder;
   exited = true;
-  void resumer;
+  await resumer;
   const memberRuns = await Promise.all(members);
   const holderKilled = holderRun.signal === 'SIGKILL';
 
@@ -268,7 +289,7 @@ export async function runMemberKilledAfterCas(): Promise<MemberKilledReport> {
     [FAILPOINTS_ENV]: `${FAILPOINT.afterReadCurrent}=kill`,
   });
   await sleep(SETTLE_MS);
-  holderChild?.kill(FAILPOINT_RESUME_SIGNAL);
+  process.kill(await untilHeld(holderChild), FAILPOINT_RESUME_SIGNAL);
   const [holderRun, memberRun] = await Promise.all([holder, member]);
   if (!firstLine(holderRun).startsWith('OK'))
     problems.push(`the holder answered ${firstLine(holderRun) || holderRun.stderr.slice(-300)}`);
