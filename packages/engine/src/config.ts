@@ -61,6 +61,15 @@ export interface EngineConfig {
    */
   groupCommit?: boolean;
   /**
+   * How long a group's holder waits, before its CAS, for its members to acknowledge that they
+   * recorded their input (docs/engine.md, "A member's publication input"): until `idleMs` pass
+   * without a new acknowledgement, and at most `totalMs` in all (defaults 2 s and 10 s). A
+   * member that has not acknowledged by then is left out of that CAS and attempts alone.
+   * Tests that count a group's CASes raise both, so that a loaded machine cannot turn a slow
+   * member into a solo attempt.
+   */
+  groupRecordWait?: { idleMs: number; totalMs: number };
+  /**
    * TEST ONLY: writers with different scopes on one machine use different publication gates
    * (and groups), as writers on different hosts would. Never a user setting: leaving it empty
    * is the only correct production value.
@@ -94,6 +103,7 @@ export interface ResolvedConfig {
   closeTimeoutMs: number;
   publicationGateMs: number;
   groupCommit: boolean;
+  groupRecordWait: { idleMs: number; totalMs: number };
   gateScope: string;
   clock: BackoffClock;
   mergeAdditions: MergeAdditions;
@@ -140,6 +150,22 @@ export function resolveConfig(config: EngineConfig, home: string): ResolvedConfi
     closeTimeoutMs: integerIn('closeTimeoutMs', config.closeTimeoutMs, 30_000, 0, 3_600_000),
     publicationGateMs: integerIn('publicationGateMs', config.publicationGateMs, 0, 0, 3_600_000),
     groupCommit: config.groupCommit ?? false,
+    groupRecordWait: {
+      idleMs: integerIn(
+        'groupRecordWait.idleMs',
+        config.groupRecordWait?.idleMs,
+        2_000,
+        1,
+        3_600_000,
+      ),
+      totalMs: integerIn(
+        'groupRecordWait.totalMs',
+        config.groupRecordWait?.totalMs,
+        10_000,
+        1,
+        3_600_000,
+      ),
+    },
     gateScope: config.gateScope ?? '',
     clock: config.clock ?? SYSTEM_CLOCK,
     mergeAdditions: mergeAdditionsOf(config.mergeAdditions),

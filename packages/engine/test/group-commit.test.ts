@@ -19,7 +19,13 @@ import { encodeJoin } from '../src/group/messages';
 import { queuedAt } from '../src/group/server';
 import { get, type Participant, participant, put, rejection } from './helpers';
 
-const GROUPED = { publicationGateMs: 30_000, groupCommit: true } as const;
+// The acknowledgement wait raised from 2 s / 10 s: these tests count CASes, and a member
+// starved that long on a loaded machine would attempt alone (one CAS more), correctly.
+const GROUPED = {
+  publicationGateMs: 30_000,
+  groupCommit: true,
+  groupRecordWait: { idleMs: 120_000, totalMs: 120_000 },
+} as const;
 
 /** A store of its own: the gate's name is machine-wide, and other test files run beside. */
 function privateStore(): MemoryStore {
@@ -407,6 +413,10 @@ describe('group commit', () => {
    * The holder blocked in its first CAS; a raw member (adding `raw.md`) that reacts to each
    * holder message with `react`, and a real member (adding `member.md`) queued behind it.
    */
+  // For the tests about the acknowledgement wait itself: the raw member never acknowledges
+  // (in time, or at all), so the holder must give up on it.
+  const ACK_WAIT_SHORT = { ...GROUPED, groupRecordWait: { idleMs: 200, totalMs: 1_000 } };
+
   async function rawBesideMember(
     react: (message: Record<string, unknown>, socket: Socket) => void,
     options: Parameters<typeof participant>[1] = GROUPED,
@@ -477,7 +487,7 @@ describe('group commit', () => {
       if (message.t === 'prepared') lateAck = message;
       // Acknowledged only once the holder gave up on it: changes nothing.
       else if (message.t === 'excluded' && lateAck) socket.write(recordedFrame(lateAck));
-    });
+    }, ACK_WAIT_SHORT);
     expect(types).toEqual(['taken', 'prepared', 'excluded']);
     expect(published).toEqual(['member']);
     expect(casCalls(store)).toBe(1);
@@ -486,13 +496,13 @@ describe('group commit', () => {
   it('drops a member whose ack is malformed or names another publication', async () => {
     const malformed = await rawBesideMember((message, socket) => {
       if (message.t === 'prepared') socket.write(encodeFrame({ t: 'recorded', publication: 7 }));
-    });
+    }, ACK_WAIT_SHORT);
     expect(malformed.types).toEqual(['taken', 'prepared']);
     expect(malformed.published).toEqual(['member']);
     const stale = await rawBesideMember((message, socket) => {
       if (message.t === 'prepared')
         socket.write(recordedFrame({ ...message, publication: 'another' }));
-    });
+    }, ACK_WAIT_SHORT);
     expect(stale.types).toEqual(['taken', 'prepared', 'excluded']);
     expect(stale.published).toEqual(['member']);
   });

@@ -1,5 +1,6 @@
+import { link, unlink } from 'node:fs/promises';
 import { connect, createServer, type Server, type Socket } from 'node:net';
-import { dirname } from 'node:path';
+import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { LockTimeoutError } from './errors';
 import { ensureLockDirectory, lockAddress } from './lock-dir';
@@ -30,9 +31,9 @@ const queues = new Map<string, Promise<void>>();
  * closes the socket and connections are refused, so a dead holder is recognised without a
  * liveness guess. Its socket file stays, and is removed only under a takeover mutex after a
  * second check (see `lock-takeover.ts`), so two waiters never both take over. A holder that
- * releases removes its own file (libuv unlinks before it closes, while nobody else can have
- * replaced it). Throws {@link LockTimeoutError} after `timeoutMs`, or the signal's reason
- * when aborted; a lock directory that is not safely ours fails with `EACCES`.
+ * releases removes its own file before it stops listening (nobody else can have replaced
+ * it). Throws {@link LockTimeoutError} after `timeoutMs`, or the signal's reason when aborted;
+ * a lock directory that is not safely ours fails with `EACCES`.
  */
 export async function acquireLock(key: string, opts: LockOptions): Promise<Release> {
   const deadline = Date.now() + opts.timeoutMs;
@@ -130,35 +131,65 @@ interface HeldName {
   release(): Promise<void>;
 }
 
+/** Distinguishes this process's temporary socket names (see {@link listen}). */
+let bindCounter = 0;
+
 /**
  * Listens on `address`; `undefined` when another process holds it. Waiters stay connected
  * (see {@link untilReleased}); the release stops listening first, so the name is free when
  * their connections drop.
+ *
+ * The socket is bound and listening under a temporary name in the same directory first, and
+ * only then hard-linked to `address` (link(2) is atomic and fails with EEXIST when the name
+ * is taken, so it is as exclusive as bind). Binding `address` directly left a moment between
+ * bind(2) and listen(2) in which the file existed but refused connections, exactly as a dead
+ * holder's does: a waiter that looked then (a holder descheduled or in a GC pause there, on a
+ * loaded machine) took the live holder's file for stale, removed it and took the lock too
+ * (seen as DOUBLE in lock-directory.test.ts's takeover race). Now a file at `address`
+ * refuses connections only when its holder is dead. A process killed between the two steps
+ * leaves a temporary name (`.bind-<pid>-<n>`, a few bytes) in the lock directory.
  */
-function listen(address: string): Promise<HeldName | undefined> {
-  return new Promise((resolve, reject) => {
-    const waiters = new Set<Socket>();
-    const server: Server = createServer((socket) => {
-      socket.unref();
-      socket.on('error', () => {});
-      waiters.add(socket);
-      socket.once('close', () => waiters.delete(socket));
-    });
-    server.once('error', (error: NodeJS.ErrnoException) => {
-      if (error.code === 'EADDRINUSE') resolve(undefined);
-      else reject(error);
-    });
-    server.listen({ path: address, exclusive: true }, () => {
-      server.unref();
-      resolve({
-        release: () =>
-          new Promise<void>((done) => {
-            server.close(() => done());
-            for (const socket of waiters) socket.destroy();
-          }),
-      });
+async function listen(address: string): Promise<HeldName | undefined> {
+  bindCounter += 1;
+  const temporary = join(dirname(address), `.bind-${process.pid}-${bindCounter}`);
+  const waiters = new Set<Socket>();
+  const server: Server = createServer((socket) => {
+    socket.unref();
+    socket.on('error', () => {});
+    waiters.add(socket);
+    socket.once('close', () => waiters.delete(socket));
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen({ path: temporary, exclusive: true }, () => {
+      server.off('error', reject);
+      resolve();
     });
   });
+  server.unref();
+  const stop = () =>
+    new Promise<void>((done) => {
+      server.close(() => done());
+      for (const socket of waiters) socket.destroy();
+    });
+  try {
+    await link(temporary, address);
+  } catch (error) {
+    await stop();
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return undefined;
+    throw error;
+  } finally {
+    // The socket stays reachable through `address`; libuv's unlink at close then finds
+    // nothing under the temporary name.
+    await unlink(temporary).catch(() => undefined);
+  }
+  return {
+    release: async () => {
+      // Nobody else removes a listening holder's file, so `address` still names ours.
+      await unlink(address).catch(() => undefined);
+      await stop();
+    },
+  };
 }
 
 /** What a wait on the holder's socket ended with. */

@@ -148,34 +148,27 @@ async function mergeMember(
 type Landed = 'no' | 'unknown' | 'yes';
 
 /**
- * How long a holder waits, before its CAS, for the members' acknowledgements of `prepared`
- * (each: one local round trip and one small file write, all in parallel): until
- * {@link RECORD_IDLE_MS} pass without a new one, and never longer than {@link RECORD_WAIT_MS}
- * in all. A member that has not acknowledged by then is left out of that CAS: it may have died
- * before recording its input, and a change that lands unrecorded comes back as the member's
- * own edit (docs/engine.md, "A member's publication input"). Idle rather than total, so a
- * hundred members on a loaded machine, acknowledging one after another, are not cut off; only
- * a stopped or starved member uses it up (a killed one closes its connection, which ends its
- * wait at once).
- */
-export const RECORD_IDLE_MS = 2_000;
-/** See {@link RECORD_IDLE_MS}. */
-export const RECORD_WAIT_MS = 10_000;
-
-/**
  * Sends `prepared` (with each member's own commit) to every placed member, flushed to the
- * kernel, and waits for each one's `recorded` (see {@link RECORD_IDLE_MS}); returns those that
- * did not acknowledge (gone, late, or answering something malformed).
+ * kernel, and waits for each one's `recorded`: until `wait.idleMs` pass without a new one, and
+ * never longer than `wait.totalMs` in all (`EngineConfig.groupRecordWait`, 2 s and 10 s by
+ * default); returns those that did not acknowledge (gone, late, or answering something
+ * malformed). Such a member is left out of that CAS: it may have died before recording its
+ * input, and a change that lands unrecorded comes back as the member's own edit
+ * (docs/engine.md, "A member's publication input"). Idle rather than total, so a hundred
+ * members on a loaded machine, acknowledging one after another, are not cut off; only a
+ * stopped or starved member uses it up (a killed one closes its connection, which ends its
+ * wait at once).
  */
 async function unrecordedMembers(
   placed: { member: Ready; placed: Placed }[],
   prepared: Omit<Extract<HolderMessage, { t: 'prepared' }>, 'commit'>,
+  wait: { idleMs: number; totalMs: number },
 ): Promise<TakenMember[]> {
   if (placed.length === 0) return [];
   const giveUp = new AbortController();
   const stop = () => giveUp.abort();
-  const cap = setTimeout(stop, RECORD_WAIT_MS);
-  let idle = setTimeout(stop, RECORD_IDLE_MS);
+  const cap = setTimeout(stop, wait.totalMs);
+  let idle = setTimeout(stop, wait.idleMs);
   try {
     const recorded = await Promise.all(
       placed.map(async ({ member, placed: mine }) => {
@@ -184,7 +177,7 @@ async function unrecordedMembers(
         const ok = sent && (await taken.recorded(prepared.publication, giveUp.signal));
         if (ok && !giveUp.signal.aborted) {
           clearTimeout(idle);
-          idle = setTimeout(stop, RECORD_IDLE_MS);
+          idle = setTimeout(stop, wait.idleMs);
         }
         return ok;
       }),
@@ -285,15 +278,19 @@ async function runRound(
             if (own !== undefined && ownPlaced !== undefined)
               await recordOwnInput(ctx, own, target);
             cas.landed = 'unknown';
-            const unrecorded = await unrecordedMembers(placed, {
-              t: 'prepared',
-              publication: target.publication,
-              position: String(target.position),
-              conditionedOn: target.conditionedOn ?? null,
-              generation: String(target.generation),
-              head: last.commit,
-              tree: last.tree,
-            });
+            const unrecorded = await unrecordedMembers(
+              placed,
+              {
+                t: 'prepared',
+                publication: target.publication,
+                position: String(target.position),
+                conditionedOn: target.conditionedOn ?? null,
+                generation: String(target.generation),
+                head: last.commit,
+                tree: last.tree,
+              },
+              ctx.cfg.groupRecordWait,
+            );
             if (unrecorded.length === 0) return undefined;
             // Never sent: the members left out attempt alone; the rest re-merge without them.
             cas.landed = 'no';
