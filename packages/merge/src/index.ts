@@ -39,6 +39,12 @@ export {
   merge3,
   sameEntries,
 } from './operations/tree-merge';
+export type {
+  ConsolidationOptions,
+  ConsolidationReport,
+  ConsolidationStep,
+  ObjectDbSize,
+} from './storage/consolidate';
 export { IdleRelease } from './storage/idle-release';
 export { CACHE_IDLE_RELEASE_MS } from './storage/object-cache';
 export {
