@@ -66,6 +66,12 @@ export interface EngineConfig {
    * is the only correct production value.
    */
   gateScope?: string;
+  /**
+   * TEST ONLY: consolidate P fully (every unreachable object dropped) after every call instead
+   * of when its packs or loose objects cross the thresholds (docs/engine.md, "Bounded private
+   * state"), so tests and the random-kill soak prune often. Default off.
+   */
+  consolidateAlways?: boolean;
   /** Backoff randomness and sleep (tests make them deterministic). */
   clock?: BackoffClock;
   /**
@@ -95,6 +101,7 @@ export interface ResolvedConfig {
   publicationGateMs: number;
   groupCommit: boolean;
   gateScope: string;
+  consolidateAlways: boolean;
   clock: BackoffClock;
   mergeAdditions: MergeAdditions;
 }
@@ -141,6 +148,7 @@ export function resolveConfig(config: EngineConfig, home: string): ResolvedConfi
     publicationGateMs: integerIn('publicationGateMs', config.publicationGateMs, 0, 0, 3_600_000),
     groupCommit: config.groupCommit ?? false,
     gateScope: config.gateScope ?? '',
+    consolidateAlways: config.consolidateAlways ?? false,
     clock: config.clock ?? SYSTEM_CLOCK,
     mergeAdditions: mergeAdditionsOf(config.mergeAdditions),
   };

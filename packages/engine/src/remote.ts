@@ -155,6 +155,7 @@ export async function obtainPack(ctx: DirContext, descriptor: PackDescriptor): P
  */
 async function importMissing(ctx: DirContext, manifest: Manifest): Promise<void> {
   const chain: PackDescriptor[] = [manifest.checkpoint, ...manifest.increments];
+  ctx.maintenance.prefixHead = manifest.increments[ctx.cfg.checkpointPacks - 1]?.head;
   const start = chain.findLastIndex((entry) => ctx.verifiedHeads.has(entry.head)) + 1;
   if (start === chain.length) return;
   try {
