@@ -5,7 +5,7 @@
  */
 import { isUtf8 } from 'node:buffer';
 import { randomUUID } from 'node:crypto';
-import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rename, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { isDomainError } from '@slivingdoc/envelope';
 import {
@@ -96,8 +96,12 @@ async function cachedPack(
 ): Promise<Uint8Array | undefined> {
   const bytes = await readFile(path).catch(() => undefined);
   if (bytes === undefined) return undefined;
-  if (BigInt(bytes.byteLength) === descriptor.size && sha256Hex(bytes) === descriptor.sha256)
+  if (BigInt(bytes.byteLength) === descriptor.size && sha256Hex(bytes) === descriptor.sha256) {
+    // A hit counts as recent use: the cache keeps the most recently used packs.
+    const now = new Date();
+    await utimes(path, now, now).catch(() => undefined);
     return bytes;
+  }
   await rm(path, { force: true });
   return undefined;
 }
@@ -142,7 +146,32 @@ export async function obtainPack(ctx: DirContext, descriptor: PackDescriptor): P
   await mkdir(ctx.packCacheDir, { recursive: true, mode: 0o700 });
   await writeFile(temp, bytes, { mode: 0o600 });
   await rename(temp, path);
+  await trimPackCache(ctx.packCacheDir).catch(() => undefined);
   return bytes;
+}
+
+/**
+ * Packs P's cache keeps: the newest few (a cold pull needs the checkpoint and perhaps a large
+ * increment; older checkpoints are never read again once replaced), so the cache does not
+ * grow with every checkpoint a long-running server sees (docs/engine.md, "Bounded private
+ * state").
+ */
+export const PACK_CACHE_KEPT = 4;
+
+/**
+ * Removes all but the {@link PACK_CACHE_KEPT} most recently written packs, and temp files a
+ * killed download left. Runs under the directory's lock (the only writer of this cache).
+ */
+export async function trimPackCache(dir: string): Promise<void> {
+  const names = await readdir(dir);
+  const packs: { path: string; mtimeMs: number }[] = [];
+  for (const name of names) {
+    const path = join(dir, name);
+    if (name.endsWith('.tmp')) await rm(path, { force: true });
+    else if (name.endsWith('.pack')) packs.push({ path, mtimeMs: (await stat(path)).mtimeMs });
+  }
+  packs.sort((a, b) => b.mtimeMs - a.mtimeMs);
+  for (const old of packs.slice(PACK_CACHE_KEPT)) await rm(old.path, { force: true });
 }
 
 /**
