@@ -65,6 +65,16 @@ export async function readCurrent(store: ObjectStore): Promise<Current | undefin
   return { manifest, etag: object.etag };
 }
 
+/**
+ * Records the manifest this process just wrote as `current` (bytes and the manifest they
+ * encode), so the next read of those same bytes skips decoding them: at the end of a long
+ * active chain that decoding is most of what a lone writer's commit pays for the chain's
+ * length (docs/performance.md, "Long run").
+ */
+export function rememberWritten(store: ObjectStore, body: Uint8Array, manifest: Manifest): void {
+  lastDecoded.set(store, { body, manifest });
+}
+
 /** Thrown inside this module when a referenced pack is gone; the caller re-reads `current`. */
 class PackVanished extends Error {}
 
