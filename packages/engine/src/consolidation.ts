@@ -3,7 +3,7 @@
  * the directory's lock, the merge package consolidates it once its loose objects or packs cross
  * the thresholds, keeping what the roots below reach and dropping the rest.
  */
-import type { ConsolidationStep } from '@slivingdoc/merge';
+import type { ConsolidationRoots, ConsolidationStep } from '@slivingdoc/merge';
 import type { DirContext } from './context';
 import { FAILPOINT, type FailpointName } from './failpoints';
 
@@ -15,8 +15,9 @@ import { FAILPOINT, type FailpointName } from './failpoints';
  * stat cache names (a scan trusts them without reading the file). A shared database (one per
  * process, several directories) takes the union of every directory's roots.
  */
-export async function privateRoots(ctx: DirContext): Promise<string[]> {
+export async function privateRoots(ctx: DirContext): Promise<ConsolidationRoots> {
   const roots: string[] = [...ctx.verifiedHeads, ...ctx.pinnedHeads];
+  const objects: string[] = [];
   if (ctx.maintenance.prefixHead !== undefined) roots.push(ctx.maintenance.prefixHead);
   const state = await ctx.priv.readState().catch(() => undefined);
   if (state !== undefined) roots.push(state.baselineHead, state.baselineTree);
@@ -25,11 +26,12 @@ export async function privateRoots(ctx: DirContext): Promise<string[]> {
     roots.push(target.previous.head, target.previous.tree);
     for (const rewrite of target.rewrites) {
       roots.push(rewrite.next.head, rewrite.next.tree);
-      for (const blob of rewrite.changes.values()) if (blob !== null) roots.push(blob);
+      for (const blob of rewrite.changes.values()) if (blob !== null) objects.push(blob);
     }
   }
-  roots.push(...ctx.priv.statCache.ids());
-  return roots;
+  // Blobs are kept without being read: a 10,000-file directory names 10,000 of them.
+  objects.push(...ctx.priv.statCache.ids());
+  return { closures: roots, objects };
 }
 
 const STEPS: Record<ConsolidationStep, FailpointName> = {

@@ -42,6 +42,7 @@ export {
 export type {
   ConsolidationOptions,
   ConsolidationReport,
+  ConsolidationRoots,
   ConsolidationStep,
   ObjectDbSize,
 } from './storage/consolidate';

@@ -93,12 +93,15 @@ describe.each([
       head = await commitFiles(db, files, head, i % 3 !== 0);
       heads.push(head);
       const recent = heads.slice(-3);
-      await db.consolidate({ roots: async () => recent });
+      await db.consolidate({ roots: async () => ({ closures: recent }) });
       maxPacks = Math.max(maxPacks, (await db.size()).packs);
     }
     expect(maxPacks).toBeLessThan(PACK_TRIGGER);
     await expectClosureReadable(db, head as string, files);
-    const full = await db.consolidate({ roots: async () => [head as string], full: true });
+    const full = await db.consolidate({
+      roots: async () => ({ closures: [head as string] }),
+      full: true,
+    });
     expect(full?.dropped).toBeGreaterThan(0);
     const size = await db.size();
     // One commit, its tree, seven blobs.
@@ -111,10 +114,24 @@ describe.each([
     }
   });
 
+  it("keeps objects named as they are (a stat cache's blobs) and drops an unnamed one", async () => {
+    const { db } = await open();
+    const head = await commitFiles(db, new Map([['a.md', 'a\n']]), undefined, true);
+    const named = await db.writeBlob(utf8('a local edit\n'));
+    const unnamed = await db.writeBlob(utf8('an edit since overwritten\n'));
+    await db.consolidate({
+      roots: async () => ({ closures: [head], objects: [named] }),
+      full: true,
+    });
+    expect(await db.has(named)).toBe(true);
+    expect(await db.has(unnamed)).toBe(false);
+    expect(Buffer.from(await db.readBlob(named)).toString()).toBe('a local edit\n');
+  });
+
   it('with nothing past the thresholds, does nothing', async () => {
     const { db } = await open();
     await commitFiles(db, new Map([['a.md', 'x\n']]), undefined, true);
-    expect(await db.consolidate({ roots: async () => [] })).toBeUndefined();
+    expect(await db.consolidate({ roots: async () => ({ closures: [] }) })).toBeUndefined();
   });
 });
 
@@ -144,7 +161,7 @@ describe('consolidation on disk after a kill', () => {
       const killed = new Error('killed');
       await expect(
         db.consolidate({
-          roots: async () => [head as string],
+          roots: async () => ({ closures: [head as string] }),
           full: true,
           step: (name) => (name === step ? Promise.reject(killed) : undefined),
         }),
@@ -153,7 +170,7 @@ describe('consolidation on disk after a kill', () => {
       const fresh = await openObjectDb({ gitdir });
       await expectClosureReadable(fresh, head as string, files);
       await fresh.removeLeftovers();
-      await fresh.consolidate({ roots: async () => [head as string], full: true });
+      await fresh.consolidate({ roots: async () => ({ closures: [head as string] }), full: true });
       await expectClosureReadable(fresh, head as string, files);
       expect(await fresh.size()).toMatchObject({ packs: 1, looseObjects: 0 });
       gitAgrees(gitdir, head as string);

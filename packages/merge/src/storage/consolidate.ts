@@ -28,14 +28,24 @@ export type ConsolidationStep =
   /** Everything replaced is removed; the empty fan-out directories not yet. */
   | 'after-files-removed';
 
+/**
+ * The ids a consolidation keeps. Ids that are absent or malformed are skipped. A database
+ * shared by several directories passes the union of their roots.
+ */
+export interface ConsolidationRoots {
+  /**
+   * Commits and trees whose closure stays: a commit keeps itself and its tree's closure (not
+   * its parents), a tree its subtrees and blobs.
+   */
+  closures: Iterable<string>;
+  /** Objects kept as they are, never read (e.g. blobs a stat cache names). */
+  objects?: Iterable<string>;
+}
+
 /** How a consolidation is run. */
 export interface ConsolidationOptions {
-  /**
-   * Object ids whose closure must stay readable: a commit keeps itself and its tree's closure
-   * (not its parents), a tree its subtrees and blobs, a blob itself. Ids that are absent or
-   * malformed are skipped. Everything else on disk may be dropped (see {@link consolidate}).
-   */
-  roots: () => Promise<Iterable<string>>;
+  /** What must stay readable; everything else on disk may be dropped (see {@link consolidate}). */
+  roots: () => Promise<ConsolidationRoots>;
   /** Roll everything into one pack and drop every unreachable object, whatever the thresholds. */
   full?: boolean;
   /** Called at each {@link ConsolidationStep}; undefined = nothing to wait for. */
@@ -193,13 +203,16 @@ export type ObjectReader = (oid: Oid) => Promise<GitObject | undefined>;
  * parents: P needs the closure of the states it records, and history is fetched on demand),
  * trees their entries. Absent objects are skipped; only present objects can be dropped.
  */
-export async function reachable(read: ObjectReader, roots: Iterable<string>): Promise<Set<Oid>> {
+export async function reachable(read: ObjectReader, roots: ConsolidationRoots): Promise<Set<Oid>> {
   const keep = new Set<Oid>();
+  /** Commits and trees already walked (a blob is never walked). */
+  const walked = new Set<Oid>();
   const pending: Oid[] = [];
-  for (const root of roots) if (isOid(root)) pending.push(root);
+  for (const root of roots.closures) if (isOid(root)) pending.push(root);
   while (pending.length > 0) {
     const oid = pending.pop() as Oid;
-    if (keep.has(oid)) continue;
+    if (walked.has(oid)) continue;
+    walked.add(oid);
     const object = await read(oid).catch(() => undefined);
     if (object === undefined) continue;
     keep.add(oid);
@@ -208,10 +221,11 @@ export async function reachable(read: ObjectReader, roots: Iterable<string>): Pr
       for (const entry of decodeTree(object.content, '')) {
         if (entry.mode === DIR_MODE) pending.push(entry.oid);
         // Blobs are kept without reading them: their ids are all a keep-set needs.
-        else if (!keep.has(entry.oid)) keep.add(entry.oid);
+        else keep.add(entry.oid);
       }
     }
   }
+  for (const oid of roots.objects ?? []) if (isOid(oid)) keep.add(oid);
   return keep;
 }
 
