@@ -149,6 +149,21 @@ describe('consolidation on disk after a kill', () => {
     await expectClosureReadable(db, head, files);
   });
 
+  it('drops a corrupt object instead of failing every later consolidation', async () => {
+    const { db, gitdir } = await onDisk();
+    const files = new Map([['a.md', 'kept\n']]);
+    const head = await commitFiles(db, files, undefined, true);
+    const local = await db.writeBlob(utf8('a local edit\n'));
+    writeFileSync(`${gitdir}/objects/${local.slice(0, 2)}/${local.slice(2)}`, 'not zlib');
+    const fresh = await openObjectDb({ gitdir });
+    await fresh.consolidate({
+      roots: async () => ({ closures: [head], objects: [local] }),
+      full: true,
+    });
+    expect(await fresh.has(local)).toBe(false);
+    await expectClosureReadable(fresh, head, files);
+  });
+
   it('a kill at each step leaves a database the next run repairs, the closure readable', async () => {
     for (const step of ['after-pack-written', 'after-indexes-removed', 'after-files-removed']) {
       const { gitdir, db } = await onDisk();

@@ -230,6 +230,23 @@ export async function reachable(read: ObjectReader, roots: ConsolidationRoots): 
 }
 
 /**
+ * Reads an object to copy it into the new pack. A corrupt one (its bytes do not match its id)
+ * is not copied: it reads as absent afterwards, which the closure checks repair from the store
+ * like any missing object, instead of blocking every later consolidation. An I/O failure
+ * stops the consolidation, before anything was removed.
+ */
+async function readUnlessCorrupt(read: ObjectReader, oid: Oid): Promise<GitObject | undefined> {
+  try {
+    return await read(oid);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    // errno codes (EIO, EMFILE…) are I/O; zlib's (Z_DATA_ERROR) and none mean corrupt bytes.
+    if (code !== undefined && /^E[A-Z]+$/.test(code)) throw error;
+    return undefined;
+  }
+}
+
+/**
  * The packs to roll up, git's geometric repack: with the packs sorted by object count, the
  * smallest prefix such that the rolled-up pack (that prefix plus the loose objects) and every
  * larger pack each hold at least {@link FACTOR} times the objects of the one before. The packs
@@ -297,11 +314,12 @@ export async function consolidate(
   const chosen = new Map<Oid, GitObject>();
   for (const oid of sources) {
     if (chosen.has(oid) || !keep.has(oid) || inKept(oid)) continue;
-    const object = await read(oid);
+    const object = await readUnlessCorrupt(read, oid);
     if (object !== undefined) chosen.set(oid, object);
   }
+  // One pack holding exactly what is kept: rewriting it would gain nothing.
   const only = rolled[0];
-  if (!full && loose.length === 0 && rolled.length === 1 && chosen.size === only?.index.count)
+  if (loose.length === 0 && rolled.length === 1 && chosen.size === only?.index.count)
     return undefined;
   let newBase: string | undefined;
   if (chosen.size > 0) newBase = writePackDurably(fs, packDir, [...chosen]);
