@@ -3,7 +3,7 @@
  * pruning never drops an object a later call needs.
  */
 import { readdirSync, readFileSync } from 'node:fs';
-import { appendFile } from 'node:fs/promises';
+import { appendFile, mkdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { openObjectDb, verifyClosure } from '@slivingdoc/merge';
 import fc from 'fast-check';
@@ -68,6 +68,65 @@ describe('bounded private state', () => {
     await expectBaselineReadable(alice);
     for (const [file, text] of expected) expect(await get(alice.dir, file)).toBe(text);
   }, 600_000);
+
+  it('logs one info record per consolidation, without paths or object ids', async () => {
+    const infos: { obj: Record<string, unknown>; msg: string }[] = [];
+    const logger = {
+      debug() {},
+      warn() {},
+      error() {},
+      info: (obj: Record<string, unknown>, msg: string) => infos.push({ obj, msg }),
+    };
+    const alice = await participant(memoryStore(), { logger, consolidateAlways: true });
+    await alice.service.pull({});
+    for (let i = 0; i < 3; i += 1) {
+      await put(alice.dir, 'a.md', `v${i}\n`);
+      await alice.service.commit({ message: `c${i}` });
+    }
+    await alice.service.close();
+    const records = infos.filter((r) => r.msg === 'private state consolidated');
+    expect(records.length).toBeGreaterThanOrEqual(3);
+    for (const { obj } of records) {
+      expect(obj.consolidation).toMatchObject({
+        took: { packs: expect.any(Number), objects: expect.any(Number), bytes: expect.any(Number) },
+        freed: { objects: expect.any(Number), bytes: expect.any(Number) },
+        durationMs: expect.any(Number),
+      });
+      const text = JSON.stringify(obj);
+      expect(text).not.toMatch(/[0-9a-f]{40}/);
+      expect(text).not.toContain(alice.privateRoot);
+    }
+  });
+
+  it('a P that cannot be consolidated keeps serving calls and warns with the code only', async () => {
+    const warnings: { obj: object; msg: string }[] = [];
+    const logger = {
+      debug() {},
+      info() {},
+      error() {},
+      warn: (obj: object, msg: string) => warnings.push({ obj, msg }),
+    };
+    const store = memoryStore();
+    const alice = await participant(store, { logger, consolidateAlways: true });
+    await alice.service.pull({});
+    // The consolidation mark cannot be replaced (a directory stands in its place): every
+    // consolidation fails after writing its pack, before removing anything.
+    await mkdir(join(await gitdirOf(alice), 'consolidated', 'blocker'), { recursive: true });
+    const expected: string[] = [];
+    for (let i = 0; i < 12; i += 1) {
+      await appendFile(join(alice.dir, 'a.md'), `line ${i}\n`);
+      expected.push(`line ${i}\n`);
+      expect((await alice.service.commit({ message: `c${i}` })).code).toBe('OK');
+    }
+    await alice.service.close();
+    expect(warnings.length).toBeGreaterThan(0);
+    expect(warnings[0]).toEqual({
+      obj: { code: 'EISDIR' },
+      msg: 'private state consolidation failed; a later call tries again',
+    });
+    await expectBaselineReadable(alice);
+    expect(await get(alice.dir, 'a.md')).toBe(expected.join(''));
+  });
 
   it('pruning never drops an object a later call needs (random commits, pulls and repairs)', async () => {
     type Step =
