@@ -44,10 +44,22 @@ set -a
 source <(tr ' ' '\n' <"$rgw_env")
 set +a
 
+stage=node-24
+echo "== Node 24 (npm registry's node package)"
+node24=$(bash tooling/node/install-node.sh 24)
+
 stage=tests
-echo "== test suites"
+rm -f .tmp/vitest-*.json
 status=0
-pnpm exec vitest run --reporter=default --reporter=json --outputFile.json=.tmp/vitest.json || status=$?
+echo "== every suite on Node $(node --version)"
+pnpm exec vitest run --reporter=default --reporter=json \
+  --outputFile.json=.tmp/vitest-node-default.json || status=$?
+# The end-to-end suites (they drive the built bin through real processes) once more on Node 24:
+# the bin, its children and vitest's workers all run on it (docs/development.md, "Node versions").
+echo "== end-to-end suites on Node $("$node24" --version)"
+PATH="$(dirname "$node24"):$PATH" "$node24" node_modules/vitest/vitest.mjs run \
+  --project slivingdoc --project tooling apps/slivingdoc/test tooling/test/reliability- \
+  --reporter=default --reporter=json --outputFile.json=.tmp/vitest-node-24.json || status=$?
 stage=done
-node tooling/summarize-vitest.mjs .tmp/vitest.json "$checks_passed" "$checks_failed" || status=1
+node tooling/summarize-vitest.mjs "$checks_passed" "$checks_failed" .tmp/vitest-node-default.json .tmp/vitest-node-24.json || status=1
 exit "$status"

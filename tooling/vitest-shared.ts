@@ -43,3 +43,11 @@ export const sourceAliases: SourceAlias[] = readdirSync(join(repoRoot, 'packages
 export const rgwGlobalSetup: string = createRequire(import.meta.url).resolve(
   '@slivingdoc/testkit/rgw-global-setup',
 );
+
+/**
+ * Per-test and per-hook time limits of every project. The suites run real processes, git and
+ * property checks on a shared 2-core machine that may be fully loaded beside them (vitest's
+ * 5 s default was tight there); no verdict depends on them: a test that hangs still fails,
+ * after a minute. Tests that are longer by design set their own, larger limit.
+ */
+export const loadedMachineTimeouts = { testTimeout: 60_000, hookTimeout: 120_000 } as const;

@@ -11,8 +11,8 @@ function manifestSized(writer: number, sequence: number): Uint8Array {
 }
 
 /**
- * `writers` loops, each reading `current` and replacing it if unchanged, for `durationMs`.
- * A lost race (precondition failed, or an ambiguous answer whose read-back shows another
+ * `writers` loops, each reading `current` and replacing it if unchanged, for `durationMs`
+ * (at least once each, so some replacement always succeeds). A lost race (precondition failed, or an ambiguous answer whose read-back shows another
  * body) is counted and retried at once.
  */
 export async function measureRawCas(opts: {
@@ -29,7 +29,8 @@ export async function measureRawCas(opts: {
   await Promise.all(
     Array.from({ length: opts.writers }, async (_, writer) => {
       let sequence = 0;
-      while (performance.now() < deadline) {
+      // At least one attempt each, however late a writer starts on a loaded machine.
+      do {
         const begin = performance.now();
         const seen = await opts.store.get(key);
         const body = manifestSized(writer, ++sequence);
@@ -48,7 +49,7 @@ export async function measureRawCas(opts: {
             else lost++;
           } else throw error;
         }
-      }
+      } while (performance.now() < deadline);
     }),
   );
   const elapsed = performance.now() - start;

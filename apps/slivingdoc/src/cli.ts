@@ -1,5 +1,6 @@
 import { parseInvocation } from './config/parse';
 import { helpFor } from './help';
+import { holdProcessWarnings } from './runtime/process-warnings';
 import { asRefusal, refuse } from './runtime/refuse';
 import { VERSION } from './version';
 
@@ -54,6 +55,7 @@ process.stdout.on('error', (error: NodeJS.ErrnoException) => {
   if (error.code !== 'EPIPE') throw error;
 });
 
+holdProcessWarnings();
 main(process.argv.slice(2)).then(
   (code) => {
     process.exitCode = code;

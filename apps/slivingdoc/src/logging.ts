@@ -1,4 +1,5 @@
 import pino, { type DestinationStream, type Level, type Logger } from 'pino';
+import { sendProcessWarnings } from './runtime/process-warnings';
 
 /** The modules a record can name (contract §12). */
 export const LOG_MODULES = ['app', 'cli', 'mcp', 'engine', 'store'] as const;
@@ -123,12 +124,12 @@ function scrubStrings(value: unknown, scrub: (text: string) => string, depth = 0
 }
 
 /**
- * Routes process warnings (`process.emitWarning`, e.g. from a dependency) into `log`, so
- * stderr stays pino JSON lines. Replaces Node's default printer, which writes plain text.
+ * Routes process warnings (`process.emitWarning`, e.g. from a dependency), those held since the
+ * bin started included, into `log` as one `warn` record each, so stderr stays pino JSON lines
+ * (see runtime/process-warnings.ts).
  */
 export function routeProcessWarnings(log: Logger): void {
-  process.removeAllListeners('warning');
-  process.on('warning', (warning) => {
+  sendProcessWarnings((warning) => {
     log.warn({ warning: { name: warning.name, message: warning.message } }, 'process warning');
   });
 }

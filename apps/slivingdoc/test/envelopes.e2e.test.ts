@@ -58,6 +58,7 @@ import { FAILPOINT_RESUME_SIGNAL } from '@slivingdoc/engine';
 import { startFaultProxy } from '@slivingdoc/testkit/fault-proxy';
 import { refuseWrites } from '@slivingdoc/testkit/refuse-writes';
 import { providedS3 } from '@slivingdoc/testkit/s3-env';
+import { untilCatching } from '@slivingdoc/testkit/signal-wait';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { assertBuilt, runBin, sandboxEnv } from './helpers/bin';
 import { expectEnvelope, McpServerProcess } from './helpers/mcp-server';
@@ -527,6 +528,8 @@ describe('PATH_BUSY and REMOTE_BUSY: a commit held between its pack upload and i
     writeFileSync(join(dir, 'mine.md'), 'mine\n');
     const commit = held.call('notes_commit', { message: 'held', path: dir });
     await until(() => packsUnder(storeDir).length === 1);
+    // Held only once it waits for SIGUSR2: the pack file shows before its upload call returns.
+    await untilCatching(held.pid, FAILPOINT_RESUME_SIGNAL);
 
     expectEnvelope(await other.call('notes_pull', { path: dir }), {
       code: 'PATH_BUSY',

@@ -19,7 +19,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
+import { FAILPOINT_RESUME_SIGNAL } from '@slivingdoc/engine';
 import type { ProvidedS3 } from '@slivingdoc/testkit/rgw-global-setup';
+import { untilCatching } from '@slivingdoc/testkit/signal-wait';
 import { afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { assertBuilt, type BinRun, bin, runBin, sandboxEnv } from './helpers/bin';
 import { McpServerProcess } from './helpers/mcp-server';
@@ -538,9 +540,9 @@ function runBinShell(command: string, env: NodeJS.ProcessEnv): BinRun {
 }
 
 /**
- * Starts `command`, waits until the pull it runs has raised its recovery flag (it is held at
- * the `after-recovery-flag` pause), lets more than a second pass, resumes it with SIGUSR2 and
- * collects its output.
+ * Starts `command`, waits until the pull it runs has raised its recovery flag and is held at
+ * the `after-recovery-flag` pause (it catches SIGUSR2), lets more than a second pass, resumes
+ * it with SIGUSR2 and collects its output.
  */
 async function heldRun(
   command: string,
@@ -564,10 +566,14 @@ async function heldRun(
       state.includes('"recoveryRequired":true'),
     );
   while (!flagged()) await sleep(50);
-  await sleep(1200);
   // The node process is the child itself, or script's child.
   const pid = command === 'script' ? childOf(child.pid!) : child.pid!;
-  process.kill(pid, 'SIGUSR2');
+  // Held only once it waits for SIGUSR2 (the flag is written before), which must not come
+  // earlier: it would kill the process. The sleep is a lower bound only (the run lasts more
+  // than a second, so a terminal shows progress), never a verdict.
+  await untilCatching(pid, FAILPOINT_RESUME_SIGNAL);
+  await sleep(1200);
+  process.kill(pid, FAILPOINT_RESUME_SIGNAL);
   const status = await exited;
   outputs.push(stdout, stderr);
   expect(existsSync(dir)).toBe(true);

@@ -9,6 +9,7 @@ import { existsSync, mkdirSync, readdirSync, realpathSync, writeFileSync } from 
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { FAILPOINT_RESUME_SIGNAL } from '@slivingdoc/engine';
+import { untilCatching } from '@slivingdoc/testkit/signal-wait';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { assertBuilt, runBin, sandboxEnv } from './helpers/bin';
 import { RawServer } from './helpers/raw-server';
@@ -51,6 +52,8 @@ async function serverWithHeldCommit() {
   const packs = () =>
     (readdirSync(storeDir, { recursive: true }) as string[]).filter((n) => n.endsWith('.pack'));
   await until(() => existsSync(storeDir) && packs().length === 1);
+  // Held only once it waits for SIGUSR2: the pack file shows before its upload call returns.
+  await untilCatching(server.child.pid!, FAILPOINT_RESUME_SIGNAL);
   const messages = () => server.records().map((r) => r.msg);
   return { server, env, ws, storeDir, flags, messages };
 }

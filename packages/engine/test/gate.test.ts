@@ -34,7 +34,7 @@ describe('publication gate', () => {
   it('lets a burst of writers on one store publish with one CAS each', async () => {
     const store = privateStore();
     const writers = await Promise.all(
-      Array.from({ length: 8 }, () => participant(store, { publicationGateMs: 10_000 })),
+      Array.from({ length: 8 }, () => participant(store, { publicationGateMs: 30_000 })),
     );
     const first = writers[0]!;
     await first.service.pull({});

@@ -1,6 +1,9 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { describe, expect, it } from 'vitest';
 import { s3TestEnv } from '../src/s3-env';
 import { seededRandom } from '../src/seeded-random';
+import { catchesSignal, untilCatching } from '../src/signal-wait';
 
 describe('seededRandom', () => {
   it('repeats its sequence for a seed and differs across seeds', () => {
@@ -38,5 +41,36 @@ describe('s3TestEnv', () => {
     expect(() => s3TestEnv({ ...full, SLIVINGDOC_TEST_S3_BUCKET: undefined })).toThrow(
       /SLIVINGDOC_TEST_S3_BUCKET unset/,
     );
+  });
+});
+
+describe('catchesSignal and untilCatching', () => {
+  /** A child that listens for SIGUSR2 once told to on stdin, and exits when it arrives. */
+  function child() {
+    const script = `
+      process.stdin.once('data', () => process.once('SIGUSR2', () => process.exit(0)));
+      process.stdout.write('ready\\n');`;
+    return spawn(process.execPath, ['-e', script], { stdio: ['pipe', 'pipe', 'inherit'] });
+  }
+
+  it('sees a handler only while the process has one, and the wait ends when it appears', async () => {
+    const proc = child();
+    await once(proc.stdout, 'data');
+    expect(catchesSignal(proc.pid!, 'SIGUSR2')).toBe(false);
+    proc.stdin.write('listen\n');
+    await untilCatching(proc.pid!, 'SIGUSR2');
+    expect(catchesSignal(proc.pid!, 'SIGUSR2')).toBe(true);
+    const exited = once(proc, 'exit');
+    proc.kill('SIGUSR2');
+    expect(await exited).toEqual([0, null]);
+    expect(catchesSignal(proc.pid!, 'SIGUSR2')).toBe(false);
+  });
+
+  it('fails the wait once the process ended without a handler', async () => {
+    const proc = child();
+    await once(proc.stdout, 'data');
+    const waiting = untilCatching(proc.pid!, 'SIGUSR2');
+    proc.kill('SIGKILL');
+    await expect(waiting).rejects.toThrow('ended before it caught SIGUSR2');
   });
 });

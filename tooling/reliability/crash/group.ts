@@ -7,8 +7,8 @@
  * L equals R after a follow-up commit, and no commit was published twice.
  */
 import type { ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
-import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -27,6 +27,7 @@ import {
   decodeManifest,
   type ObjectStore,
 } from '@slivingdoc/store';
+import { catchesSignal, untilCatching } from '@slivingdoc/testkit/signal-wait';
 import { type CliRun, runCli } from '../cli';
 import { withService } from '../store-spec';
 
@@ -49,23 +50,73 @@ export interface GroupCrashReport {
   problems: string[];
 }
 
-/** How long started members are given to queue (the machine may be loaded). */
-const SETTLE_MS = 6_000;
-/** After this long a resumed holder that is still alive is paused again (a second round). */
-const RESUME_AGAIN_MS = 20_000;
-
-/** Whether a process listens on `address`. */
-function listening(address: string): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = connect(address);
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once('error', () => resolve(false));
-  });
-}
 const MEMBERS = 3;
+
+/**
+ * The sockets bound at `address` (Linux /proc/net/unix: flags, state): the holder's listening
+ * one, and the holder's side of each connection to it. Read without connecting, so a look
+ * never shows up as a connection itself.
+ */
+function socketsAt(address: string): { flags: string; state: string }[] {
+  return readFileSync('/proc/net/unix', 'utf8')
+    .split('\n')
+    .map((line) => line.trim().split(/\s+/))
+    .filter((fields) => fields[7] === address)
+    .map((fields) => ({ flags: fields[3] ?? '', state: fields[5] ?? '' }));
+}
+
+/** Whether a process listens at `address` (the listening flag, __SO_ACCEPTCON). */
+const listeningAt = (address: string) =>
+  socketsAt(address).some((socket) => socket.flags === '00010000');
+
+/** How many connections to `address` are open now (state 03, connected). */
+const connectionsAt = (address: string) =>
+  socketsAt(address).filter((socket) => socket.state === '03').length;
+
+/**
+ * Waits until every one of `members` has connected to the holder's group endpoint, however
+ * long their processes take to start: a member connects only to join the group, and sends its
+ * change at once (the paused holder reads it at once; one that arrives after the holder took
+ * its queue is served in a second round of the same turn). Fails if a member ended first.
+ */
+async function untilQueued(address: string, members: ChildProcess[]): Promise<void> {
+  while (connectionsAt(address) < members.length) {
+    const ended = members.find((child) => child.exitCode !== null || child.signalCode !== null);
+    if (ended !== undefined)
+      throw new Error(`member ${ended.pid} ended before it joined the group`);
+    await sleep(50);
+  }
+}
+
+/**
+ * Waits until `child` is held at its `pause` failpoint (it catches SIGUSR2 only then), so the
+ * SIGUSR2 that resumes it can never arrive early and kill it (the signal's default action).
+ */
+async function untilHeld(child: ChildProcess | undefined): Promise<number> {
+  const pid = child?.pid;
+  if (pid === undefined) throw new Error('the holder process did not start');
+  await untilCatching(pid, FAILPOINT_RESUME_SIGNAL);
+  return pid;
+}
+
+/**
+ * Resumes `pid` each time it is held at its `pause` failpoint again (a member that queued late
+ * makes the holder serve a second round, which pauses again), until `stopped()`.
+ */
+async function resumeWhenHeld(pid: number, stopped: () => boolean): Promise<void> {
+  let resumed = false;
+  while (!stopped()) {
+    const held = catchesSignal(pid, FAILPOINT_RESUME_SIGNAL);
+    // One signal per pause: the next only once the holder consumed it and paused again.
+    if (held && !resumed) {
+      process.kill(pid, FAILPOINT_RESUME_SIGNAL);
+      resumed = true;
+    } else if (!held) resumed = false;
+    // Short: a pause that ends and begins again between two looks would go unseen. A round of
+    // the holder between them (a pack upload, a CAS, fsyncs) takes far longer than this.
+    await sleep(5);
+  }
+}
 
 const firstLine = (run: CliRun) => (run.stdout.split('\n')[0] ?? '').trim();
 
@@ -154,29 +205,21 @@ export async function runGroupCrashCase(
     },
   );
   // The holder serves its group (and pauses right after, reading `current`).
-  while (!(await listening(endpoint))) await sleep(100);
-  await sleep(500);
+  while (!listeningAt(endpoint)) await sleep(100);
+  const holderPid = await untilHeld(holderChild);
   const memberChildren: ChildProcess[] = [];
   const members = dirs.slice(1).map((dir) =>
     runCli(['commit', join(root, 'ws', dir), '-m', `commit ${dir}`], env, {
       onSpawn: (child) => memberChildren.push(child),
     }),
   );
-  await sleep(SETTLE_MS);
+  await untilQueued(endpoint, memberChildren);
   if (opts.killMember) memberChildren[0]?.kill('SIGKILL');
-  holderChild?.kill(FAILPOINT_RESUME_SIGNAL);
-  // A member that queued late makes the holder serve a second round, which pauses again.
   let exited = false;
-  const resumer = (async () => {
-    for (;;) {
-      await sleep(RESUME_AGAIN_MS);
-      if (exited) return;
-      holderChild?.kill(FAILPOINT_RESUME_SIGNAL);
-    }
-  })();
+  const resumer = resumeWhenHeld(holderPid, () => exited);
   const holderRun = await holder;
   exited = true;
-  void resumer;
+  await resumer;
   const memberRuns = await Promise.all(members);
   const holderKilled = holderRun.signal === 'SIGKILL';
 
@@ -261,15 +304,21 @@ export async function runMemberKilledAfterCas(): Promise<MemberKilledReport> {
     { ...env, [FAILPOINTS_ENV]: `${FAILPOINT.afterReadCurrent}=pause` },
     { onSpawn: (child) => (holderChild = child) },
   );
-  while (!(await listening(endpoint))) await sleep(100);
+  while (!listeningAt(endpoint)) await sleep(100);
   // The member reads `current` first after its verdict (before that it only joins the group).
-  const member = runCli(['commit', join(root, 'ws', 'm'), '-m', 'commit m'], {
-    ...env,
-    [FAILPOINTS_ENV]: `${FAILPOINT.afterReadCurrent}=kill`,
-  });
-  await sleep(SETTLE_MS);
-  holderChild?.kill(FAILPOINT_RESUME_SIGNAL);
+  let memberChild: ChildProcess | undefined;
+  const member = runCli(
+    ['commit', join(root, 'ws', 'm'), '-m', 'commit m'],
+    { ...env, [FAILPOINTS_ENV]: `${FAILPOINT.afterReadCurrent}=kill` },
+    { onSpawn: (child) => (memberChild = child) },
+  );
+  const holderPid = await untilHeld(holderChild);
+  await untilQueued(endpoint, memberChild === undefined ? [] : [memberChild]);
+  let finished = false;
+  const resumer = resumeWhenHeld(holderPid, () => finished);
   const [holderRun, memberRun] = await Promise.all([holder, member]);
+  finished = true;
+  await resumer;
   if (!firstLine(holderRun).startsWith('OK'))
     problems.push(`the holder answered ${firstLine(holderRun) || holderRun.stderr.slice(-300)}`);
   const messages = await publishedMessages(store, problems);

@@ -28,7 +28,10 @@ import { type ServerLaunch, SoakServer, type ToolAnswer } from './server';
 /** Size, store and seed of one run. */
 export interface KillSoakOptions {
   writers: number;
-  /** OK commits to reach over all writers together. */
+  /**
+   * OK commits to reach over all writers together. The writers go on past it until every kill
+   * has landed, so the run kills exactly `kills` times whatever the machine's pace.
+   */
   commits: number;
   /** Kills to spread over the run (one about every `commits / kills` OK commits). */
   kills: number;
@@ -49,6 +52,8 @@ export interface KillSoakOptions {
 /** The soak's figures and everything that broke a promise. */
 export interface KillSoakReport extends SoakReport {
   kills: number;
+  /** Kills the run asked for (`KillSoakOptions.kills`): a run that landed fewer proves less. */
+  killsWanted: number;
   /** Kills that landed while a call was in flight. */
   midCallKills: number;
   restarts: number;
@@ -71,6 +76,12 @@ export interface KillSoakReport extends SoakReport {
 const MAX_ANSWERS = 400;
 const MAX_STARTS = 60;
 const KILL_DELAY_MS = 400;
+/**
+ * How far past `commits` the writers go while kills are still due. A killer that cannot land
+ * its kills by then has found no live server to kill for that long, which the report shows as
+ * fewer kills than asked for.
+ */
+const OVERRUN_FACTOR = 10;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -87,6 +98,9 @@ interface Writer {
 interface Run {
   opts: KillSoakOptions;
   committed: number;
+  /** Kills landed so far, and how many of them while a call was in flight. */
+  kills: number;
+  midCallKills: number;
   restarts: number;
   failedStarts: number;
   nonRetryable: string[];
@@ -148,12 +162,18 @@ async function settle(
   throw new Error(`no OK after ${MAX_ANSWERS} answers`);
 }
 
+/** Writers commit until the commit target is reached and every kill has landed (bounded). */
+function moreCommitsWanted(run: Run): boolean {
+  if (run.committed >= run.opts.commits * OVERRUN_FACTOR) return false;
+  return run.committed < run.opts.commits || run.kills < run.opts.kills;
+}
+
 async function runWriter(run: Run, w: Writer): Promise<void> {
   const shared = run.opts.sharedFiles ?? 3;
   let pending: Omit<AcknowledgedLine, 'generation'>[] = [];
   try {
     await settle(run, w, 'notes_pull', {});
-    for (let c = 0; run.committed < run.opts.commits; c += 1) {
+    for (let c = 0; moreCommitsWanted(run); c += 1) {
       const edits = 1 + Math.floor(w.random() * 3);
       for (let e = 0; e < edits; e += 1) {
         const own = w.random() < 0.4;
@@ -188,7 +208,6 @@ async function killer(
   writers: Writer[],
   random: () => number,
   done: () => boolean,
-  tally: { kills: number; midCall: number },
 ): Promise<void> {
   // The last tenth of the run is left without kills: every slot then fits before the end.
   const every = (0.9 * run.opts.commits) / Math.max(run.opts.kills, 1);
@@ -202,8 +221,8 @@ async function killer(
       const live = writers.filter((w) => w.stuck === undefined && w.server.running);
       const outcome = live[Math.floor(random() * live.length)]?.server.kill();
       if (outcome?.killed) {
-        tally.kills += 1;
-        if (outcome.midCall) tally.midCall += 1;
+        run.kills += 1;
+        if (outcome.midCall) run.midCallKills += 1;
         break;
       }
       await sleep(20);
@@ -315,17 +334,18 @@ export async function runKillSoak(opts: KillSoakOptions): Promise<KillSoakReport
   const run: Run = {
     opts,
     committed: 0,
+    kills: 0,
+    midCallKills: 0,
     restarts: 0,
     failedStarts: 0,
     nonRetryable: [],
     spuriousConflicts: [],
   };
   let finished = false;
-  const tally = { kills: 0, midCall: 0 };
-  const killing = killer(run, writers, random, () => finished, tally);
+  const killing = killer(run, writers, random, () => finished);
   const progress = setInterval(() => {
     opts.onProgress?.(
-      `OK commits ${run.committed}, kills ${tally.kills} (mid-call ${tally.midCall}), restarts ${run.restarts}, failed starts ${run.failedStarts}, non-retryable ${run.nonRetryable.length}, spurious conflicts ${run.spuriousConflicts.length}, stuck writers ${writers.filter((w) => w.stuck !== undefined).length}`,
+      `OK commits ${run.committed}, kills ${run.kills} (mid-call ${run.midCallKills}), restarts ${run.restarts}, failed starts ${run.failedStarts}, non-retryable ${run.nonRetryable.length}, spurious conflicts ${run.spuriousConflicts.length}, stuck writers ${writers.filter((w) => w.stuck !== undefined).length}`,
     );
   }, 60_000);
   await Promise.all(writers.map((w) => runWriter(run, w)));
@@ -370,8 +390,9 @@ export async function runKillSoak(opts: KillSoakOptions): Promise<KillSoakReport
       writers.map((w) => w.ledger),
       finalFiles,
     ),
-    kills: tally.kills,
-    midCallKills: tally.midCall,
+    kills: run.kills,
+    killsWanted: opts.kills,
+    midCallKills: run.midCallKills,
     restarts: run.restarts,
     failedStarts: run.failedStarts,
     unexpectedExits: writers.reduce((n, w) => n + w.server.unexpectedExits, 0),
@@ -404,6 +425,7 @@ export function killSoakProblems(r: KillSoakReport): string[] {
     problems.push(
       `${r.spuriousConflicts.length} conflicts in writer-owned files, e.g. ${r.spuriousConflicts.slice(0, 3).join('; ')}`,
     );
+  if (r.kills < r.killsWanted) problems.push(`only ${r.kills} of ${r.killsWanted} kills landed`);
   if (r.unexpectedExits > 0) problems.push(`${r.unexpectedExits} servers exited without a kill`);
   if (r.anomalies.length > 0) problems.push(`anomalies: ${r.anomalies.slice(0, 5).join('; ')}`);
   if (r.acknowledgedLines === 0) problems.push('nothing was acknowledged');

@@ -75,9 +75,6 @@ export const s3StoreDriver: StoreDriver<S3StoreConfig, S3StoreSettings> = {
     return { kind: 's3', bucket, prefix, region, endpoint, pathStyle };
   },
   async open(config) {
-    // Node 20 is a supported runtime of this release (docs/distribution.md); the SDK's notice
-    // about its own future Node support is not for our users, so silence it unless asked for.
-    process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
     // A module of its own: a bundler puts the S3 store in a chunk only a bucket loads.
     const { createS3Store } = await import('./s3');
     return createS3Store({
