@@ -14,6 +14,11 @@ export interface BenchConfig {
   hosts: { hosts: number; writersPerHost: number; durationMs: number };
   /** Issue 17: commits of one writer alone, with group commit and without, alternated. */
   lone: { commits: number };
+  /**
+   * Issue 27: commits of one server in a row, per store, reported per `window`
+   * (`BENCH_LONG_RUN_COMMITS` overrides both counts, e.g. 50000).
+   */
+  longRun: { embedded: number; s3: number; window: number };
 }
 
 export const FULL: BenchConfig = {
@@ -28,6 +33,7 @@ export const FULL: BenchConfig = {
   appendBurst: { writers: [8, 32, 100] },
   hosts: { hosts: 4, writersPerHost: 16, durationMs: 5000 },
   lone: { commits: 60 },
+  longRun: { embedded: 10_000, s3: 3_000, window: 500 },
 };
 
 export const QUICK: BenchConfig = {
@@ -41,12 +47,18 @@ export const QUICK: BenchConfig = {
   appendBurst: { writers: [2, 4] },
   hosts: { hosts: 2, writersPerHost: 2, durationMs: 600 },
   lone: { commits: 4 },
+  longRun: { embedded: 24, s3: 12, window: 8 },
 };
 
 /** Quick mode when `BENCH_QUICK` is set (non-empty, not `0`) or `--quick` is passed. */
 export function configFor(argv: string[], env: NodeJS.ProcessEnv): BenchConfig {
   const quick = argv.includes('--quick') || (!!env.BENCH_QUICK && env.BENCH_QUICK !== '0');
-  return quick ? QUICK : FULL;
+  const config = quick ? QUICK : FULL;
+  const commits = Number(env.BENCH_LONG_RUN_COMMITS);
+  if (env.BENCH_LONG_RUN_COMMITS === undefined || env.BENCH_LONG_RUN_COMMITS === '') return config;
+  if (!Number.isSafeInteger(commits) || commits < 1)
+    throw new Error('BENCH_LONG_RUN_COMMITS: a whole number of at least 1');
+  return { ...config, longRun: { ...config.longRun, embedded: commits, s3: commits } };
 }
 
 /** The largest writer count any load scenario needs (one pool serves them all). */
@@ -55,7 +67,7 @@ export function poolSize(config: BenchConfig): number {
 }
 
 /** The scenario groups `BENCH_SCENARIOS` can select (comma-separated; default all). */
-export const SCENARIOS = ['raw-cas', 'load', 'notebook', 'append-burst'] as const;
+export const SCENARIOS = ['raw-cas', 'load', 'notebook', 'append-burst', 'long-run'] as const;
 export type ScenarioGroup = (typeof SCENARIOS)[number];
 
 /** The groups `BENCH_SCENARIOS` names (all when unset or empty); throws on an unknown name. */

@@ -80,6 +80,30 @@ export interface LoneResult {
   ungrouped: LatencySummary;
 }
 
+/** One window of the long run (issue 27): commits `from`…`to` of the measured server. */
+export interface LongRunWindow {
+  from: number;
+  to: number;
+  p50: number;
+  p99: number;
+  /** The measured server's resident set size at the window's end; null when not measurable. */
+  rssBytes: number | null;
+  /** Files and bytes of its private root (P) at the window's end. */
+  privateFiles: number;
+  privateBytes: number;
+}
+
+/** Issue 27: one server committing thousands of times in a row, measured per window. */
+export interface LongRunResult {
+  scenario: 'long-run';
+  store: StoreKind;
+  commits: number;
+  window: number;
+  windows: LongRunWindow[];
+  /** A fresh directory's cold pull (median of 3) after the first window and at the end. */
+  freshPull: { afterFirstWindowMs: number; atEndMs: number };
+}
+
 /** Scenario 4: cold pull of a large checkpointed notebook, warm pull of one increment, no-op pull. */
 export interface PullResult {
   scenario: 'pull';
@@ -146,6 +170,8 @@ export interface BenchReport {
   appendBurst?: AppendBurstResult[];
   /** Absent in reports written before group commit. */
   lone?: LoneResult[];
+  /** Absent in reports written before issue 27. */
+  longRun?: LongRunResult[];
   targets: TargetCheck[];
   errors: ScenarioError[];
 }

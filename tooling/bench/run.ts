@@ -22,6 +22,7 @@ import type { BenchReport, LoadResult, StoreKind, System } from './report';
 import { runAppendBurst } from './scenarios/append';
 import { type LoadRun, runBurst, runDistributed, runSaturation } from './scenarios/load';
 import { runLone } from './scenarios/lone';
+import { runLongRun } from './scenarios/long-run';
 import { type NotebookRun, runPull, runScale, seedNotebook } from './scenarios/notebook';
 import { embeddedTarget, type StoreTarget, s3SettingsFromEnv, s3Target } from './stores';
 import { renderReport } from './table';
@@ -35,7 +36,7 @@ const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 
 type Accumulated = Pick<
   BenchReport,
-  'load' | 'pull' | 'scale' | 'rawCas' | 'appendBurst' | 'lone' | 'errors'
+  'load' | 'pull' | 'scale' | 'rawCas' | 'appendBurst' | 'lone' | 'longRun' | 'errors'
 >;
 
 function progress(text: string): void {
@@ -335,6 +336,38 @@ async function runStore(
     );
   }
 
+  if (scenarios.has('long-run')) {
+    await attempt(acc, { scenario: 'long run', system: 'slivingdoc-mcp', store }, async () => {
+      const longRoot = await mkdtemp(join(root, 'long-run-'));
+      const pool = await mcpFactory('long-run')({ root: longRoot, count: 2, pullFirst: true });
+      try {
+        const result = await runLongRun({
+          store,
+          commits: store === 's3' ? config.longRun.s3 : config.longRun.embedded,
+          window: config.longRun.window,
+          pool,
+          privateRoot: join(longRoot, 'w0', 'private'),
+          freshWriter: async () => {
+            const fresh = await mcpFactory('long-run')({
+              root: await mkdtemp(join(root, 'long-run-fresh-')),
+              count: 1,
+              pullFirst: false,
+            });
+            return fresh.writers[0] as WriterPool['writers'][number];
+          },
+          onWindow: (w) =>
+            progress(
+              `  commits ${w.from}-${w.to}: p50 ${w.p50.toFixed(1)} ms, p99 ${w.p99.toFixed(1)} ms, RSS ${w.rssBytes === null ? '?' : (w.rssBytes / 2 ** 20).toFixed(0)} MiB, P ${w.privateFiles} files ${(w.privateBytes / 1024).toFixed(0)} KiB`,
+            ),
+        });
+        acc.longRun = [...(acc.longRun ?? []), result];
+      } finally {
+        await pool.close();
+      }
+    });
+    await checkpoint();
+  }
+
   const sizes = scenarios.has('notebook') ? config.notebook.sizes : [];
   for (const files of sizes) {
     const name = `notebook-${files}`;
@@ -426,6 +459,7 @@ async function main(): Promise<void> {
     rawCas: [],
     appendBurst: [],
     lone: [],
+    longRun: [],
     errors: [],
   };
   // BENCH_SCENARIOS=raw-cas,load,notebook,append-burst (default all) runs a subset.

@@ -59,6 +59,31 @@ export function renderReport(report: BenchReport): string {
       ),
     );
   }
+  for (const run of report.longRun ?? []) {
+    sections.push(
+      renderColumns(
+        [
+          `long run · ${run.store}`,
+          'commit p50 ms',
+          'p99 ms',
+          'server RSS MiB',
+          'files in P',
+          'P KiB',
+        ],
+        run.windows.map((w) => [
+          `${w.from}–${w.to}`,
+          formatNumber(w.p50, 1),
+          formatNumber(w.p99, 1),
+          w.rssBytes === null ? '' : formatNumber(w.rssBytes / 2 ** 20, 0),
+          String(w.privateFiles),
+          formatNumber(w.privateBytes / 1024, 0),
+        ]),
+      ),
+    );
+    sections.push(
+      `long run · ${run.store}: a fresh directory's cold pull ${formatNumber(run.freshPull.afterFirstWindowMs, 0)} ms after the first window, ${formatNumber(run.freshPull.atEndMs, 0)} ms at the end`,
+    );
+  }
   if ((report.appendBurst ?? []).length > 0) {
     sections.push(
       renderColumns(

@@ -1,6 +1,9 @@
 import type { BenchReport, StoreKind, System, TargetCheck } from './report';
 
-type Measured = Pick<BenchReport, 'load' | 'pull' | 'scale' | 'rawCas' | 'appendBurst' | 'lone'>;
+type Measured = Pick<
+  BenchReport,
+  'load' | 'pull' | 'scale' | 'rawCas' | 'appendBurst' | 'lone' | 'longRun'
+>;
 
 /** The system whose figures the issue's targets are about: real processes over MCP stdio. */
 const PRODUCT: System = 'slivingdoc-mcp';
@@ -149,6 +152,36 @@ function appendBurstChecks(m: Measured, store: StoreKind, where: string): Target
   ];
 }
 
+/**
+ * Issue 27 on `store`: the last window against the first (commit p50, server RSS), P's files
+ * at the end, and a fresh directory's cold pull at the end against after the first window.
+ */
+function longRunChecks(m: Measured, store: StoreKind, where: string): TargetCheck[] {
+  const run = (m.longRun ?? []).find((r) => r.store === store);
+  const first = run?.windows[0];
+  const last = run?.windows.at(-1);
+  const what = `long run of ${run?.commits ?? '?'} commits on the ${where}`;
+  const rss =
+    first?.rssBytes != null && last?.rssBytes != null ? last.rssBytes / first.rssBytes : undefined;
+  return [
+    check(
+      `long-run-p50-${store}`,
+      `${what}: commit p50 last window / first`,
+      first && last ? last.p50 / first.p50 : undefined,
+      '<=',
+      1.15,
+    ),
+    check(`long-run-rss-${store}`, `${what}: server RSS last window / first`, rss, '<=', 1.15),
+    check(
+      `long-run-files-${store}`,
+      `${what}: files in P at the end`,
+      last?.privateFiles,
+      '<=',
+      50,
+    ),
+  ];
+}
+
 function scaleRatio(m: Measured): number | undefined {
   const rows = m.scale
     .filter((r) => r.system === PRODUCT && r.store === 'embedded')
@@ -182,6 +215,8 @@ export function evaluateTargets(m: Measured): TargetCheck[] {
     loneCheck(m, 's3', 'S3 server'),
     ...appendBurstChecks(m, 'embedded', 'embedded store'),
     ...appendBurstChecks(m, 's3', 'S3 server'),
+    ...longRunChecks(m, 'embedded', 'embedded store'),
+    ...longRunChecks(m, 's3', 'S3 server'),
     check(
       'scale-ratio',
       `commit latency p50 at ${sizes.at(-1) ?? '?'} files / at ${sizes[0] ?? '?'} files (embedded)`,

@@ -33,6 +33,7 @@ describe('random-kill soak (shortened)', () => {
       seed: 18,
       store: { kind: 'embedded' },
       checkpointPacks: 8,
+      consolidateAlways: true,
     });
     expectHeld(report, 'embedded', 5);
   }, 300_000);
@@ -45,6 +46,7 @@ describe('random-kill soak (shortened)', () => {
       seed: 18,
       store: { kind: 's3', s3: providedS3(inject('s3')), faultRate: 0.05 },
       checkpointPacks: 8,
+      consolidateAlways: true,
     });
     expectHeld(report, 's3', 3);
     expect(report.faults).toBeGreaterThan(0);

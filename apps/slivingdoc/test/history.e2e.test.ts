@@ -223,7 +223,7 @@ describe.each<StoreKind>(['embedded', 's3'])('on the %s store', (kind) => {
       const changed = ok(['status', alice], env);
       expect(changed).toMatch(
         new RegExp(
-          `^changed  ${alice}\n(  .+\n){3}  a\\.md  \\+2\n1 file changed, 2 insertions\\(\\+\\)\n$`,
+          `^changed  ${alice}\n(  .+\n){4}  a\\.md  \\+2\n1 file changed, 2 insertions\\(\\+\\)\n$`,
         ),
       );
       ok(['commit', alice, '-m', 'Add a', '--actor', 'alice'], env);
@@ -239,12 +239,18 @@ describe.each<StoreKind>(['embedded', 's3'])('on the %s store', (kind) => {
       const behind = ok(['status', alice], env);
       expect(behind).toContain('  accepted  generation 3\n');
       expect(behind).toContain('  baseline  generation 1 (2 publications behind)\n');
+      expect(behind).toMatch(/\n {2}private {3}\d+ objects?, \d+ packs?, [\d.]+ (B|KiB|MiB)\n/);
       expect(json(['status', alice], env)).toMatchObject({
         state: 'clean',
         storeGeneration: 3,
         baselineGeneration: 1,
         behind: 2,
         filesChanged: 0,
+        privateState: {
+          objects: expect.any(Number),
+          packs: expect.any(Number),
+          bytes: expect.any(Number),
+        },
       });
       expect({ p: tree(privateRoot), l: tree(alice) }).toEqual(before);
 

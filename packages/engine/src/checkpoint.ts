@@ -38,8 +38,16 @@ export async function runCheckpoint(ctx: DirContext): Promise<CheckpointOutcome>
       return 'not-needed';
     const planned = observed.manifest;
     const prefixEnd = planned.increments[threshold - 1];
-    if (prefixEnd === undefined || !(await ctx.db.has(prefixEnd.head))) return 'abandoned';
-    const pack = await createCheckpointPack(ctx.db, { head: prefixEnd.head });
+    if (prefixEnd === undefined) return 'abandoned';
+    // Kept while the pack is built: a consolidation of P meanwhile must not drop its closure.
+    ctx.pinnedHeads.add(prefixEnd.head);
+    let pack: Uint8Array;
+    try {
+      if (!(await ctx.db.has(prefixEnd.head))) return 'abandoned';
+      pack = await createCheckpointPack(ctx.db, { head: prefixEnd.head });
+    } finally {
+      ctx.pinnedHeads.delete(prefixEnd.head);
+    }
     const checkpointId = newUuidV7();
     const key = checkpointKey(prefixEnd.generation, checkpointId);
     const sha256 = sha256Hex(pack);

@@ -75,6 +75,12 @@ export interface EngineConfig {
    * is the only correct production value.
    */
   gateScope?: string;
+  /**
+   * TEST ONLY: consolidate P fully (every unreachable object dropped) after every call instead
+   * of when its packs or loose objects cross the thresholds (docs/engine.md, "Bounded private
+   * state"), so tests and the random-kill soak prune often. Default off.
+   */
+  consolidateAlways?: boolean;
   /** Backoff randomness and sleep (tests make them deterministic). */
   clock?: BackoffClock;
   /**
@@ -105,6 +111,7 @@ export interface ResolvedConfig {
   groupCommit: boolean;
   groupRecordWait: { idleMs: number; totalMs: number };
   gateScope: string;
+  consolidateAlways: boolean;
   clock: BackoffClock;
   mergeAdditions: MergeAdditions;
 }
@@ -167,6 +174,7 @@ export function resolveConfig(config: EngineConfig, home: string): ResolvedConfi
       ),
     },
     gateScope: config.gateScope ?? '',
+    consolidateAlways: config.consolidateAlways ?? false,
     clock: config.clock ?? SYSTEM_CLOCK,
     mergeAdditions: mergeAdditionsOf(config.mergeAdditions),
   };

@@ -30,6 +30,18 @@ export interface DirContext {
    * its closure); a recorded baseline joins once its closure was checked in this process.
    */
   readonly verifiedHeads: Set<string>;
+  /** Heads background work (a checkpoint) still reads: kept when P is consolidated. */
+  readonly pinnedHeads: Set<string>;
+  /** P's upkeep in this process (docs/engine.md "Bounded private state"). */
+  readonly maintenance: {
+    leftoversRemoved: boolean;
+    scheduled: boolean;
+    /**
+     * The head the next checkpoint of the active chain last seen will build on (the increment
+     * at position `checkpointPacks`), kept in P so the checkpoint can read its closure.
+     */
+    prefixHead: string | undefined;
+  };
   /** Told after each accepted publication how long the active tail is (schedules checkpoints). */
   readonly onPublished: (activeIncrements: number) => void;
 }
@@ -58,6 +70,7 @@ export function newCall(signal: AbortSignal | undefined, actor?: string): CallSt
  */
 export class TreeCache {
   readonly #entries = new Map<string, TreeEntries>();
+  /** Trees that passed the path rules, least recently used first, at most {@link VALIDATED_KEPT}. */
   readonly #validated = new Set<string>();
   readonly #idle: IdleRelease;
 
@@ -91,7 +104,7 @@ export class TreeCache {
     this.#idle.touch();
     this.#entries.delete(tree);
     this.#keep(tree, entries);
-    this.#validated.add(tree);
+    this.markValidated(tree);
   }
 
   #keep(tree: string, entries: TreeEntries): void {
@@ -104,14 +117,32 @@ export class TreeCache {
 
   /** True when this remote tree already passed the path rules. */
   isValidated(tree: string): boolean {
-    return this.#validated.has(tree);
+    if (!this.#validated.has(tree)) return false;
+    this.markValidated(tree);
+    return true;
   }
 
-  /** Remembers that this remote tree passed the path rules. */
+  /** Remembers that this remote tree passed the path rules (evicting the least recent). */
   markValidated(tree: string): void {
+    this.#validated.delete(tree);
     this.#validated.add(tree);
+    for (const oldest of this.#validated) {
+      if (this.#validated.size <= VALIDATED_KEPT) break;
+      this.#validated.delete(oldest);
+    }
+  }
+
+  /** Forgets the flattened trees (their objects may be gone); which trees were valid stays. */
+  clear(): void {
+    this.#entries.clear();
   }
 }
+
+/**
+ * Trees remembered as valid. A call checks R's tree (and a repair a target's): a few recent
+ * ones are all that is ever asked again; a forgotten one is only checked once more.
+ */
+export const VALIDATED_KEPT = 256;
 
 /** The empty tree's git id: the baseline of a directory that has no accepted state yet. */
 export const EMPTY_TREE = '4b825dc642cb6eb9a060e54bf8d69288fbee4904';

@@ -20,6 +20,9 @@ export const FAILPOINT = {
   afterCheckpointPackUpload: 'after-checkpoint-pack-upload',
   afterCheckpointCas: 'after-checkpoint-cas',
   beforeCleanupDelete: 'before-cleanup-delete',
+  consolidationAfterPackWritten: 'consolidation-after-pack-written',
+  consolidationAfterIndexesRemoved: 'consolidation-after-indexes-removed',
+  consolidationAfterFilesRemoved: 'consolidation-after-files-removed',
 } as const;
 
 /** The name of one failpoint. */

@@ -70,4 +70,4 @@ export {
   type RevertRequest,
   type StatusRequest,
 } from './service';
-export type { NotebookState, NotebookStatus } from './status';
+export type { NotebookState, NotebookStatus, PrivateStateSize } from './status';

@@ -19,7 +19,13 @@ import { positionHeldByOther } from './chain';
 import type { CallState, DirContext } from './context';
 import { publicationUnproven, storageFailure, storeDiskDetail } from './errors';
 import { FAILPOINT, failpoint } from './failpoints';
-import { type Current, type RemoteView, readCurrent, rememberVerified } from './remote';
+import {
+  type Current,
+  type RemoteView,
+  readCurrent,
+  rememberVerified,
+  rememberWritten,
+} from './remote';
 import { sha256Hex } from './sha256';
 
 /** The outcome of one attempt: accepted (with the new baseline) or provably lost. */
@@ -86,11 +92,13 @@ async function propose(ctx: DirContext, remote: RemoteView, head: string): Promi
   };
 }
 
-function sendCas(ctx: DirContext, proposal: Proposal): Promise<unknown> {
+async function sendCas(ctx: DirContext, proposal: Proposal): Promise<unknown> {
   const body = encodeManifest(proposal.manifest);
-  return proposal.conditionedOn === undefined
+  const answer = await (proposal.conditionedOn === undefined
     ? ctx.cfg.store.createIfAbsent(CURRENT_KEY, body)
-    : ctx.cfg.store.replaceIfMatch(CURRENT_KEY, body, proposal.conditionedOn);
+    : ctx.cfg.store.replaceIfMatch(CURRENT_KEY, body, proposal.conditionedOn));
+  rememberWritten(ctx.cfg.store, body, proposal.manifest);
+  return answer;
 }
 
 /**

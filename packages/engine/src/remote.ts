@@ -5,7 +5,7 @@
  */
 import { isUtf8 } from 'node:buffer';
 import { randomUUID } from 'node:crypto';
-import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rename, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { isDomainError } from '@slivingdoc/envelope';
 import {
@@ -65,6 +65,16 @@ export async function readCurrent(store: ObjectStore): Promise<Current | undefin
   return { manifest, etag: object.etag };
 }
 
+/**
+ * Records the manifest this process just wrote as `current` (bytes and the manifest they
+ * encode), so the next read of those same bytes skips decoding them: at the end of a long
+ * active chain that decoding is most of what a lone writer's commit pays for the chain's
+ * length (docs/performance.md, "Long run").
+ */
+export function rememberWritten(store: ObjectStore, body: Uint8Array, manifest: Manifest): void {
+  lastDecoded.set(store, { body, manifest });
+}
+
 /** Thrown inside this module when a referenced pack is gone; the caller re-reads `current`. */
 class PackVanished extends Error {}
 
@@ -96,8 +106,12 @@ async function cachedPack(
 ): Promise<Uint8Array | undefined> {
   const bytes = await readFile(path).catch(() => undefined);
   if (bytes === undefined) return undefined;
-  if (BigInt(bytes.byteLength) === descriptor.size && sha256Hex(bytes) === descriptor.sha256)
+  if (BigInt(bytes.byteLength) === descriptor.size && sha256Hex(bytes) === descriptor.sha256) {
+    // A hit counts as recent use: the cache keeps the most recently used packs.
+    const now = new Date();
+    await utimes(path, now, now).catch(() => undefined);
     return bytes;
+  }
   await rm(path, { force: true });
   return undefined;
 }
@@ -142,7 +156,32 @@ export async function obtainPack(ctx: DirContext, descriptor: PackDescriptor): P
   await mkdir(ctx.packCacheDir, { recursive: true, mode: 0o700 });
   await writeFile(temp, bytes, { mode: 0o600 });
   await rename(temp, path);
+  await trimPackCache(ctx.packCacheDir).catch(() => undefined);
   return bytes;
+}
+
+/**
+ * Packs P's cache keeps: the newest few (a cold pull needs the checkpoint and perhaps a large
+ * increment; older checkpoints are never read again once replaced), so the cache does not
+ * grow with every checkpoint a long-running server sees (docs/engine.md, "Bounded private
+ * state").
+ */
+export const PACK_CACHE_KEPT = 4;
+
+/**
+ * Removes all but the {@link PACK_CACHE_KEPT} most recently written packs, and temp files a
+ * killed download left. Runs under the directory's lock (the only writer of this cache).
+ */
+export async function trimPackCache(dir: string): Promise<void> {
+  const names = await readdir(dir);
+  const packs: { path: string; mtimeMs: number }[] = [];
+  for (const name of names) {
+    const path = join(dir, name);
+    if (name.endsWith('.tmp')) await rm(path, { force: true });
+    else if (name.endsWith('.pack')) packs.push({ path, mtimeMs: (await stat(path)).mtimeMs });
+  }
+  packs.sort((a, b) => b.mtimeMs - a.mtimeMs);
+  for (const old of packs.slice(PACK_CACHE_KEPT)) await rm(old.path, { force: true });
 }
 
 /**
@@ -155,6 +194,7 @@ export async function obtainPack(ctx: DirContext, descriptor: PackDescriptor): P
  */
 async function importMissing(ctx: DirContext, manifest: Manifest): Promise<void> {
   const chain: PackDescriptor[] = [manifest.checkpoint, ...manifest.increments];
+  ctx.maintenance.prefixHead = manifest.increments[ctx.cfg.checkpointPacks - 1]?.head;
   const start = chain.findLastIndex((entry) => ctx.verifiedHeads.has(entry.head)) + 1;
   if (start === chain.length) return;
   try {

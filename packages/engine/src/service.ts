@@ -25,6 +25,7 @@ import { runCheckpoint } from './checkpoint';
 import { commitLocked } from './commit';
 import { type EngineConfig, resolveConfig } from './config';
 import { EngineConfigError } from './config-error';
+import { enterPrivateState, maintainPrivateState } from './consolidation';
 import { type CallState, type DirContext, newCall, TreeCache } from './context';
 import { classifyKnown, engineFailure, failureSite, isAbort, localFailure } from './errors';
 import { type PublicationRecord, readHistory } from './history';
@@ -147,6 +148,9 @@ function invalidArguments(why: string): DomainError {
 }
 
 /** contract §9: an actor is a valid commit author name. */
+/** The calls after which P is consolidated when it grew past the thresholds. */
+const MAINTAIN = { maintain: true };
+
 function checkActor(actor: string | undefined): void {
   if (actor !== undefined && !isValidAuthorName(actor)) {
     throw invalidArguments(
@@ -209,6 +213,8 @@ export async function createNotebookService(config: EngineConfig): Promise<Noteb
       packCacheDir: join(priv.dir, 'pack-cache'),
       trees: new TreeCache(),
       verifiedHeads: new Set(),
+      pinnedHeads: new Set(),
+      maintenance: { leftoversRemoved: false, scheduled: false, prefixHead: undefined },
       onPublished: (activeIncrements) => scheduleCheckpoint(dir, activeIncrements),
     };
   }
@@ -252,10 +258,38 @@ export async function createNotebookService(config: EngineConfig): Promise<Noteb
    * catalogue; an unexpected failure after L started changing is repaired and reported as
    * RECOVERY_FAILURE; before that, ENGINE_FAILED.
    */
+  /**
+   * Consolidates P after a call, under the directory's lock taken again (so the call's answer
+   * does not wait for it), at most one pending per directory; tracked so close() waits for it.
+   */
+  function scheduleMaintenance(ctx: DirContext): void {
+    if (ctx.maintenance.scheduled) return;
+    ctx.maintenance.scheduled = true;
+    const run = ctx.priv
+      .lock({ timeoutMs: cfg.lockTimeoutMs })
+      .then(async (release) => {
+        try {
+          ctx.maintenance.scheduled = false;
+          await enterPrivateState(ctx);
+          await maintainPrivateState(ctx);
+        } finally {
+          await release();
+        }
+      })
+      // A busy directory (lock timeout) is consolidated after a later call.
+      .catch(() => undefined)
+      .finally(() => {
+        ctx.maintenance.scheduled = false;
+        background.delete(run);
+      });
+    background.add(run);
+  }
+
   async function guarded<T>(
     dir: string,
     request: { signal?: AbortSignal; actor?: string; onProgress?: ProgressListener },
     work: (ctx: DirContext, call: CallState) => Promise<T>,
+    opts: { maintain?: boolean } = {},
   ): Promise<T> {
     const { signal } = request;
     let ctx: DirContext;
@@ -272,6 +306,7 @@ export async function createNotebookService(config: EngineConfig): Promise<Noteb
       });
     const call = newCall(signal, request.actor);
     try {
+      await enterPrivateState(ctx);
       const result = await withProgress(request.onProgress, () => work(ctx, call));
       // A call cancelled once past the point of no return (a sent CAS) finished its work so
       // L, P and R agree; only its result is discarded (docs/interfaces.md).
@@ -286,6 +321,7 @@ export async function createNotebookService(config: EngineConfig): Promise<Noteb
       throw engineFailure(err, failureSite(ctx, call, err));
     } finally {
       await release();
+      if (opts.maintain === true) scheduleMaintenance(ctx);
     }
   }
 
@@ -380,18 +416,23 @@ export async function createNotebookService(config: EngineConfig): Promise<Noteb
 
     async pull(request) {
       const dir = await resolveDir(request.path, true);
-      return guarded(dir, request, async (ctx, call) => {
-        const entry = await enterDirectory(ctx);
-        try {
-          return await pullLocked(ctx, call, entry);
-        } catch (err) {
-          const known = classifyKnown(err);
-          const flagged = entry.repairPending && !entry.stateMissing;
-          if (flagged && !call.mutationStarted && known?.code === 'STORAGE_FAILURE')
-            throw resyncPending(err);
-          throw err;
-        }
-      });
+      return guarded(
+        dir,
+        request,
+        async (ctx, call) => {
+          const entry = await enterDirectory(ctx);
+          try {
+            return await pullLocked(ctx, call, entry);
+          } catch (err) {
+            const known = classifyKnown(err);
+            const flagged = entry.repairPending && !entry.stateMissing;
+            if (flagged && !call.mutationStarted && known?.code === 'STORAGE_FAILURE')
+              throw resyncPending(err);
+            throw err;
+          }
+        },
+        MAINTAIN,
+      );
     },
 
     async commit(request) {
@@ -415,10 +456,15 @@ export async function createNotebookService(config: EngineConfig): Promise<Noteb
           throw notPulled();
         });
       }
-      return guarded(dir, request, async (ctx, call) => {
-        const entry = await repairOnEntry(ctx, call, await enterDirectory(ctx));
-        return commitLocked(ctx, call, entry, Buffer.from(request.message, 'utf8'));
-      });
+      return guarded(
+        dir,
+        request,
+        async (ctx, call) => {
+          const entry = await repairOnEntry(ctx, call, await enterDirectory(ctx));
+          return commitLocked(ctx, call, entry, Buffer.from(request.message, 'utf8'));
+        },
+        MAINTAIN,
+      );
     },
 
     async status(request) {
@@ -436,21 +482,26 @@ export async function createNotebookService(config: EngineConfig): Promise<Noteb
       }
       const dir = await resolveDir(request.path, false);
       if (!(await isPulled(dir))) throw notPulled();
-      return guarded(dir, request, async (ctx) => {
-        const current = await readCurrentClassified();
-        const publications =
-          current === undefined
-            ? []
-            : await readHistory(ctx, current.manifest, {
-                limit: request.limit,
-                stat: request.stat ?? false,
-              });
-        return {
-          path: ctx.dir,
-          generation: Number(current?.manifest.generation ?? 0n),
-          publications,
-        };
-      });
+      return guarded(
+        dir,
+        request,
+        async (ctx) => {
+          const current = await readCurrentClassified();
+          const publications =
+            current === undefined
+              ? []
+              : await readHistory(ctx, current.manifest, {
+                  limit: request.limit,
+                  stat: request.stat ?? false,
+                });
+          return {
+            path: ctx.dir,
+            generation: Number(current?.manifest.generation ?? 0n),
+            publications,
+          };
+        },
+        MAINTAIN,
+      );
     },
 
     async revert(request) {
@@ -463,10 +514,15 @@ export async function createNotebookService(config: EngineConfig): Promise<Noteb
       }
       const dir = await resolveDir(raw, false);
       if (!(await isPulled(dir))) throw notPulled();
-      return guarded(dir, request, async (ctx, call) => {
-        const entry = await repairOnEntry(ctx, call, await enterDirectory(ctx));
-        return revertLocked(ctx, call, entry, BigInt(request.generation), request.message);
-      });
+      return guarded(
+        dir,
+        request,
+        async (ctx, call) => {
+          const entry = await repairOnEntry(ctx, call, await enterDirectory(ctx));
+          return revertLocked(ctx, call, entry, BigInt(request.generation), request.message);
+        },
+        MAINTAIN,
+      );
     },
 
     async localChanges() {

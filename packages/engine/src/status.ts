@@ -32,6 +32,18 @@ export interface NotebookStatus {
   deletions: number;
   /** Files in L that are not notebook state (a commit would refuse them). */
   unsupported: FileIssue[];
+  /** The size of the directory's private object database; `null` when not pulled. */
+  privateState: PrivateStateSize | null;
+}
+
+/** What P's object database holds (docs/engine.md, "Bounded private state"). */
+export interface PrivateStateSize {
+  /** Objects stored (an object held twice until the next consolidation counts twice). */
+  objects: number;
+  /** Packs (each a pack file and its index). */
+  packs: number;
+  /** Bytes of its packs, indexes and loose object files. */
+  bytes: number;
 }
 
 /** The status of a directory that was never pulled: nothing local is compared. */
@@ -47,6 +59,7 @@ export function notPulledStatus(path: string, manifest: Manifest | undefined): N
     insertions: 0,
     deletions: 0,
     unsupported: [],
+    privateState: null,
   };
 }
 
@@ -86,5 +99,8 @@ export async function statusLocked(
     insertions: files.reduce((sum, file) => sum + file.insertions, 0),
     deletions: files.reduce((sum, file) => sum + file.deletions, 0),
     unsupported: local.problems,
+    privateState: await ctx.db
+      .size()
+      .then(({ objects, packs, bytes }) => ({ objects, packs, bytes })),
   };
 }

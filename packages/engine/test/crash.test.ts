@@ -1,7 +1,8 @@
 import { execFile } from 'node:child_process';
-import { mkdir, mkdtemp, realpath, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, realpath, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { openObjectDb, verifyClosure } from '@slivingdoc/merge';
 import {
   createEmbeddedStore,
   decodeManifest,
@@ -150,6 +151,81 @@ describe.concurrent('kill -9 of a real process at each failpoint (embedded store
     60_000,
   );
 });
+
+const CONSOLIDATION_WINDOWS: FailpointName[] = [
+  FAILPOINT.consolidationAfterPackWritten,
+  FAILPOINT.consolidationAfterIndexesRemoved,
+  FAILPOINT.consolidationAfterFilesRemoved,
+];
+
+describe.concurrent('kill -9 inside a consolidation of P (embedded store)', () => {
+  it.each(CONSOLIDATION_WINDOWS)(
+    'killed at %s after an acknowledged commit: the next process repairs P, nothing is lost',
+    async (point) => {
+      const { storeDir, dir, config, store } = await crashNotebook();
+      const first = await createNotebookService({ ...config, store });
+      await first.pull({});
+      // Several commits leave loose objects, packs and objects no root reaches any more.
+      for (let i = 0; i < 6; i += 1) {
+        await put(dir, `f${i % 3}.md`, `v${i}\n`);
+        await first.commit({ message: `c${i}` });
+      }
+      await first.close();
+      await put(dir, 'acknowledged.md', 'acknowledged\n');
+      // The commit answers OK, then the consolidation after it is killed.
+      const killed = await runChild(
+        { ...config, storeDir, op: 'commit', message: 'acknowledged', consolidateAlways: true },
+        `${point}=kill`,
+      );
+      expect(killed.signal).toBe('SIGKILL');
+      expect(JSON.parse(killed.stdout)).toMatchObject({ code: 'OK' });
+
+      // P as the kill left it: the baseline is whole (nothing was removed before the new pack
+      // was durable).
+      const gitdir = join(dirname(await stateFileOf(config.privateRoot)), 'git');
+      const state = JSON.parse(await readFile(await stateFileOf(config.privateRoot), 'utf8'));
+      await verifyClosure(await openObjectDb({ gitdir }), state.baselineHead);
+
+      const next = await createNotebookService({ ...config, store, consolidateAlways: true });
+      expect((await next.pull({})).code).toBe('OK');
+      await put(dir, 'after.md', 'after\n');
+      expect((await next.commit({ message: 'after' })).code).toBe('OK');
+      await next.close();
+      // The next process removed the leftovers and consolidated P to one pack.
+      const files = await readdir(join(gitdir, 'objects', 'pack'));
+      expect(files.filter((name) => !/^pack-[0-9a-f]{40}\.(pack|idx)$/.test(name))).toEqual([]);
+      expect(files.filter((name) => name.endsWith('.idx'))).toHaveLength(1);
+      const after = JSON.parse(await readFile(await stateFileOf(config.privateRoot), 'utf8'));
+      await verifyClosure(await openObjectDb({ gitdir }), after.baselineHead);
+      expect(await snapshot(dir)).toEqual({
+        'acknowledged.md': 'acknowledged\n',
+        'after.md': 'after\n',
+        'f0.md': 'v3\n',
+        'f1.md': 'v4\n',
+        'f2.md': 'v5\n',
+      });
+      // A fresh reader sees every acknowledged line.
+      const reader = await crashRoots();
+      const readerDir = join(reader.workspaceRoot, 'notebook');
+      const fresh = await createNotebookService({
+        store,
+        privateRoot: reader.privateRoot,
+        workspaceRoot: reader.workspaceRoot,
+        notebookDir: readerDir,
+      });
+      await fresh.pull({});
+      expect(await snapshot(readerDir)).toEqual(await snapshot(dir));
+      await fresh.close();
+    },
+    60_000,
+  );
+});
+
+/** The state.json of the only P below `privateRoot`. */
+async function stateFileOf(privateRoot: string): Promise<string> {
+  const [key] = await readdir(join(privateRoot, 'notebooks'));
+  return join(privateRoot, 'notebooks', key as string, 'state.json');
+}
 
 describe('engine across real processes (embedded store)', () => {
   it.each([FAILPOINT.afterMerge, FAILPOINT.midMaterialize])(

@@ -217,11 +217,13 @@ describe('group commit', () => {
     await put(one.dir, 'seed.md', 'one\n');
     await put(two.dir, 'seed.md', 'two\n');
     const results = [one, two].map((w, i) => w.service.commit({ message: `w${i}` }));
+    // Settled from the start: the refused member may answer before the holder does.
+    const allSettled = Promise.allSettled(results);
     await until(() => queuedAt(endpoint) === 2, 'two members queued');
     release();
 
     expect((await holderResult).code).toBe('OK');
-    const settled = await Promise.allSettled(results);
+    const settled = await allSettled;
     const ok = settled.filter((s) => s.status === 'fulfilled');
     const refused = settled.filter((s) => s.status === 'rejected');
     expect(ok).toHaveLength(1);

@@ -20,11 +20,27 @@ function parseJsonAst(line: string) {
  * here; the call handler consumes the mark and answers INVALID_ARGUMENTS (contract §2).
  */
 export class DuplicateKeyLedger {
+  /** Marked ids, oldest first. */
   readonly #marked = new Set<string>();
 
-  /** Records that request `id` carried a duplicate key. */
+  /**
+   * Records that request `id` carried a duplicate key. A request the SDK rejects before its
+   * handler runs never consumes its mark, so the ledger keeps the newest
+   * {@link DUPLICATE_MARKS_KEPT} marks only: far more than requests can be in flight at once.
+   */
   mark(id: RequestId): void {
-    this.#marked.add(keyOf(id));
+    const key = keyOf(id);
+    this.#marked.delete(key);
+    this.#marked.add(key);
+    for (const oldest of this.#marked) {
+      if (this.#marked.size <= DUPLICATE_MARKS_KEPT) break;
+      this.#marked.delete(oldest);
+    }
+  }
+
+  /** How many marks are held (tests check the bound). */
+  get size(): number {
+    return this.#marked.size;
   }
 
   /** True (once) when request `id` was marked; ids may be reused after a request ends. */
@@ -32,6 +48,9 @@ export class DuplicateKeyLedger {
     return this.#marked.delete(keyOf(id));
   }
 }
+
+/** The bound of {@link DuplicateKeyLedger}: requests a client may keep in flight at once, with room to spare. */
+export const DUPLICATE_MARKS_KEPT = 1024;
 
 // `1` and `"1"` are different JSON-RPC ids.
 function keyOf(id: RequestId): string {

@@ -39,6 +39,13 @@ export {
   merge3,
   sameEntries,
 } from './operations/tree-merge';
+export type {
+  ConsolidationOptions,
+  ConsolidationReport,
+  ConsolidationRoots,
+  ConsolidationStep,
+  ObjectDbSize,
+} from './storage/consolidate';
 export { IdleRelease } from './storage/idle-release';
 export { CACHE_IDLE_RELEASE_MS } from './storage/object-cache';
 export {

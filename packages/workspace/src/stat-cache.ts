@@ -13,6 +13,8 @@ export interface StatCache {
   /** True when an entry for `path` exists at all, whatever its stamp or trust. */
   has(path: string): boolean;
   set(path: string, stamp: FileStamp, id: string): void;
+  /** Every id stored (the engine keeps the objects they name when it prunes P). */
+  ids(): Iterable<string>;
   /**
    * Persists what changed since the last save (0600): appended to a journal beside the file,
    * or, once the journal grows, the whole cache rewritten (temp file + rename) and the journal
@@ -73,7 +75,23 @@ function journalOf(file: string): string {
   return `${file}.log`;
 }
 
+/**
+ * Images by cache file, least recently loaded first. Bounded: a server that once served many
+ * directories keeps the images of the most recent ones only (an open {@link StatCache} holds its
+ * own image, so eviction only means the next load of an evicted file reads it from disk).
+ */
 const images = new Map<string, Image>();
+/** How many images {@link images} keeps. */
+export const STAT_CACHE_IMAGES_KEPT = 64;
+
+function keepImage(file: string, image: Image): void {
+  images.delete(file);
+  images.set(file, image);
+  for (const oldest of images.keys()) {
+    if (images.size <= STAT_CACHE_IMAGES_KEPT) break;
+    images.delete(oldest);
+  }
+}
 
 function stampKey(stamp: FileStamp): string {
   return `${stamp.size}:${stamp.mtimeNs}:${stamp.ctimeNs}:${stamp.ino}:${stamp.dev}`;
@@ -149,8 +167,8 @@ export async function loadStatCache(file: string): Promise<StatCache> {
       pending: new Set(),
       journalLines: journal === undefined ? 0 : applyJournal(entries, journal),
     };
-    images.set(file, image);
   }
+  keepImage(file, image);
   return cacheOver(file, image);
 }
 
@@ -164,6 +182,9 @@ function cacheOver(file: string, image: Image): StatCache {
     },
     has(path) {
       return image.entries.has(path);
+    },
+    *ids() {
+      for (const entry of image.entries.values()) yield entry.id;
     },
     set(path, stamp, id) {
       const known = image.entries.get(path);
@@ -267,7 +288,13 @@ function applyJournal(entries: Map<string, Entry>, text: string): number {
 
 /** A cache that remembers nothing (for callers without private state). */
 export function emptyStatCache(): StatCache {
-  return { get: () => undefined, has: () => false, set: () => {}, save: async () => {} };
+  return {
+    get: () => undefined,
+    has: () => false,
+    set: () => {},
+    ids: () => [],
+    save: async () => {},
+  };
 }
 
 function parseCache(text: string): Map<string, Entry> {

@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type FileStamp, loadStatCache } from '../src/index';
+import { STAT_CACHE_IMAGES_KEPT } from '../src/stat-cache';
 import { tempDir } from './helpers';
 
 const saver = fileURLToPath(new URL('./fixtures/save-stat-cache.ts', import.meta.url));
@@ -43,6 +44,28 @@ async function onDisk(): Promise<{ inode: number; journal: string }> {
 }
 
 describe('loadStatCache in one process', () => {
+  it('lists the ids it holds (the blobs a prune of P keeps)', async () => {
+    const cache = await loadStatCache(file);
+    cache.set('a.md', OLD, 'a');
+    cache.set('b.md', OLD, 'b');
+    expect([...cache.ids()].sort()).toEqual(['a', 'b']);
+  });
+
+  it('keeps the images of the most recent cache files only; an open cache keeps its own', async () => {
+    const first = await loadStatCache(file);
+    first.set('a.md', OLD, 'saved');
+    await first.save();
+    first.set('b.md', OLD, 'unsaved');
+    for (let i = 0; i < STAT_CACHE_IMAGES_KEPT; i += 1)
+      await loadStatCache(join(base.path, `other-${i}.json`));
+    // Evicted: a new load reads the file (which never held the unsaved entry) ...
+    const reloaded = await loadStatCache(file);
+    expect(reloaded.get('a.md', OLD)).toBe('saved');
+    expect(reloaded.get('b.md', OLD)).toBeUndefined();
+    // ... while the cache opened before still holds its image.
+    expect(first.get('b.md', OLD)).toBe('unsaved');
+  });
+
   it('shares one in-memory image per cache file while the file is unchanged', async () => {
     const first = await loadStatCache(file);
     first.set('a.md', OLD, 'a');

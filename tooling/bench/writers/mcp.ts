@@ -93,6 +93,15 @@ class McpWriter implements Writer {
     return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS_PER_SECOND;
   }
 
+  /** The server's resident set size (bytes) from `/proc`; undefined elsewhere. */
+  async rssBytes(): Promise<number | undefined> {
+    const pid = this.transport.pid;
+    if (pid === null) return undefined;
+    const status = await readFile(`/proc/${pid}/status`, 'utf8').catch(() => undefined);
+    const kib = status?.match(/^VmRSS:\s+(\d+) kB$/m)?.[1];
+    return kib === undefined ? undefined : Number(kib) * 1024;
+  }
+
   /** The last few KiB the server logged, for a report when a writer misbehaves. */
   lastLog(): string {
     return this.stderrTail;

@@ -12,6 +12,8 @@ export interface Writer {
   readonly dir: string;
   pull(): Promise<Outcome>;
   commit(message: string): Promise<Outcome>;
+  /** The writer's server process's resident set size (bytes); absent when not measurable. */
+  rssBytes?(): Promise<number | undefined>;
   close(): Promise<void>;
 }
 

@@ -43,6 +43,9 @@ async function newEnvironment(): Promise<Env> {
     // cleanup failpoints are on a commit's path too.
     SLIVINGDOC_CHECKPOINT_PACKS: '1',
     SLIVINGDOC_RETAINED_CHECKPOINTS: '0',
+    // Every call consolidates P fully afterwards (test-only), so the consolidation failpoints
+    // are on every call's path and every repair runs on a pruned P.
+    SLIVINGDOC_TEST_CONSOLIDATE: 'always',
     LOG_LEVEL: 'error',
   };
   await mkdir(join(root, 'ws'), { recursive: true });

@@ -39,6 +39,12 @@ export interface KillSoakOptions {
   store: { kind: 'embedded' } | { kind: 's3'; s3: S3TestEnv; faultRate: number };
   sharedFiles?: number;
   checkpointPacks?: number;
+  /**
+   * Consolidate P fully after every call (test-only `SLIVINGDOC_TEST_CONSOLIDATE=always`), so
+   * a short run kills servers inside consolidations and repairs on pruned P many times. Off,
+   * P is consolidated at its thresholds (every few commits).
+   */
+  consolidateAlways?: boolean;
   /** Called about once a minute with a line of running figures (a long run's partial result). */
   onProgress?: (line: string) => void;
 }
@@ -301,7 +307,13 @@ export async function runKillSoak(opts: KillSoakOptions): Promise<KillSoakReport
         String(opts.checkpointPacks ?? 1024),
         ...storeArgs,
       ],
-      env: { HOME: home, TMPDIR: home, LOG_LEVEL: 'error', ...storeEnv },
+      env: {
+        HOME: home,
+        TMPDIR: home,
+        LOG_LEVEL: 'error',
+        ...(opts.consolidateAlways === true ? { SLIVINGDOC_TEST_CONSOLIDATE: 'always' } : {}),
+        ...storeEnv,
+      },
     };
     writers.push({
       index,

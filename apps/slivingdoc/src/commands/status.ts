@@ -53,7 +53,21 @@ function statusJson(status: NotebookStatus, store: StoreDescription) {
     deletions: status.deletions,
     files: status.files,
     unsupported: status.unsupported.map(({ path, reason }) => ({ path, reason })),
+    privateState: status.privateState,
   };
+}
+
+/** `1.5 MiB`: binary units, one decimal above bytes. */
+function formatBytes(bytes: number): string {
+  const units = ['KiB', 'MiB', 'GiB', 'TiB'];
+  if (bytes < 1024) return `${bytes} B`;
+  let value = bytes / 1024;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit += 1;
+  }
+  return `${value.toFixed(1)} ${units[unit]}`;
 }
 
 function renderStatus(status: NotebookStatus, store: StoreDescription, color: boolean): string {
@@ -66,6 +80,12 @@ function renderStatus(status: NotebookStatus, store: StoreDescription, color: bo
       ? '  baseline  none: run slivingdoc pull on this directory'
       : `  baseline  generation ${status.baselineGeneration}${status.behind ? ` (${plural(status.behind, 'publication', 'publications')} behind)` : ' (up to date)'}`,
   ];
+  if (status.privateState !== null) {
+    const { objects, packs, bytes } = status.privateState;
+    lines.push(
+      `  private   ${plural(objects, 'object', 'objects')}, ${plural(packs, 'pack', 'packs')}, ${formatBytes(bytes)}`,
+    );
+  }
   if (status.state === 'recovery-pending') {
     lines.push('  an interrupted operation left a repair pending: the next pull or commit runs it');
   }

@@ -26,6 +26,12 @@ export const TEST_GATE_SCOPE_ENV = 'SLIVINGDOC_TEST_GATE_SCOPE';
  * it in one run (issue 17's "no added latency"). Never a user flag.
  */
 export const TEST_GROUP_COMMIT_ENV = 'SLIVINGDOC_TEST_GROUP_COMMIT';
+/**
+ * Test-only: `always` consolidates P fully after every call (the random-kill soak and the
+ * crash matrix reach the consolidation's kill windows without thousands of commits). Never a
+ * user flag.
+ */
+export const TEST_CONSOLIDATE_ENV = 'SLIVINGDOC_TEST_CONSOLIDATE';
 
 /** Composes the engine from the validated configuration, the resolved roots and the store. */
 export function startService(
@@ -52,5 +58,6 @@ export function startService(
     // One CAS publishes every commit queued on the gate (docs/engine.md, "Group commit").
     groupCommit: process.env[TEST_GROUP_COMMIT_ENV] !== '0',
     gateScope: process.env[TEST_GATE_SCOPE_ENV] ?? '',
+    consolidateAlways: process.env[TEST_CONSOLIDATE_ENV] === 'always',
   });
 }

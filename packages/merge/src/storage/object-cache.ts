@@ -53,6 +53,15 @@ export class ObjectCache {
     return this.#bytes;
   }
 
+  /** Keeps only the entries whose oid passes `keep` (the rest are no longer on disk). */
+  retain(keep: (oid: Oid) => boolean): void {
+    for (const [oid, object] of this.#entries) {
+      if (keep(oid)) continue;
+      this.#entries.delete(oid);
+      this.#bytes -= object.content.byteLength;
+    }
+  }
+
   /** Drops every entry (they are all on disk: a later read decodes them again). */
   clear(): void {
     this.#entries.clear();

@@ -9,6 +9,17 @@ import {
 } from '../model/object-format';
 import { buildPack, type PackSummary, scanPack } from '../model/pack-format';
 import { decodeTree, FILE_MODE, type TreeObjectEntry } from '../model/tree-codec';
+import {
+  type ConsolidationOptions,
+  type ConsolidationReport,
+  consolidate,
+  consolidationMark,
+  countLoose,
+  measure,
+  needsConsolidation,
+  type ObjectDbSize,
+  removeLeftovers,
+} from './consolidate';
 import { type GitDir, type GitFs, readGitObject } from './git-dir';
 import { writeLooseObject } from './loose-objects';
 import { ObjectCache } from './object-cache';
@@ -75,6 +86,26 @@ export interface ObjectDb {
    * recorded baseline, the stat cache) names a staged object. A no-op when nothing is staged.
    */
   persistStaged(): Promise<void>;
+  /** What the database holds on disk (objects, packs, loose objects, bytes). */
+  size(): Promise<ObjectDbSize>;
+  /**
+   * Consolidates P when its loose objects or packs crossed the thresholds (or always, with
+   * `full`): see `consolidate.ts`. Undefined when nothing was done. Must run under the lock
+   * that serialises writers of this database, with no call using it meanwhile; `roots` must
+   * name everything a reader may still need. Throws on an I/O failure, having removed nothing.
+   */
+  consolidate(opts: ConsolidationOptions): Promise<ConsolidationReport | undefined>;
+  /**
+   * Removes leftovers of an interrupted install or consolidation (temp files, a pack without
+   * its index). Under the same lock as {@link ObjectDb.consolidate}; returns the files removed.
+   */
+  removeLeftovers(): Promise<number>;
+  /**
+   * True when another process consolidated this database since this one last looked: what
+   * this process believed present may be gone, so its caches are dropped here and the caller
+   * must drop what it assumed too (verified heads). One small file read.
+   */
+  consolidatedElsewhere(): boolean;
 }
 
 /**
@@ -123,10 +154,15 @@ export class GitObjectDb implements ObjectDb {
   readonly #stagedPacks: { pack: Uint8Array; summary: PackSummary; oids: Oid[] }[] = [];
   /** Roots this database encoded itself (canonical all the way down), newest last, bounded. */
   readonly #builtTrees = new Set<Oid>();
+  /** Loose objects on disk, as far as this process knows (undefined: not counted yet). */
+  #looseObjects: number | undefined;
+  /** The consolidation mark this process last saw. */
+  #mark: string;
 
   /** A database over `fs` at `gitdir`, which must already hold `objects/pack`. */
   constructor(fs: GitFs, gitdir: string) {
     this.#dir = { fs, gitdir, cache: {} };
+    this.#mark = consolidationMark(this.#dir);
   }
 
   async writeBlob(content: Uint8Array): Promise<Oid> {
@@ -256,6 +292,7 @@ export class GitObjectDb implements ObjectDb {
     if (this.#objects.get(oid)) return oid;
     this.#unstage(oid);
     writeLooseObject(this.#dir, oid, { type, content });
+    if (this.#looseObjects !== undefined) this.#looseObjects += 1;
     this.#objects.set(oid, { type, content });
     return oid;
   }
@@ -267,6 +304,48 @@ export class GitObjectDb implements ObjectDb {
     const found = await readGitObject(this.#dir, oid);
     if (found) this.#objects.set(oid, found);
     return found;
+  }
+
+  async size(): Promise<ObjectDbSize> {
+    return measure(this.#dir);
+  }
+
+  async consolidate(opts: ConsolidationOptions): Promise<ConsolidationReport | undefined> {
+    this.#looseObjects ??= countLoose(this.#dir);
+    if (opts.full !== true && !needsConsolidation(this.#dir, this.#looseObjects)) return undefined;
+    const started = performance.now();
+    const before = measure(this.#dir);
+    const done = await consolidate(this.#dir, (oid) => this.readObject(oid), opts);
+    this.#looseObjects = countLoose(this.#dir);
+    if (done === undefined) return undefined;
+    const { keep, ...report } = done;
+    this.#mark = consolidationMark(this.#dir);
+    this.#forget((oid) => keep.has(oid));
+    return { ...report, before, after: measure(this.#dir), ms: performance.now() - started };
+  }
+
+  async removeLeftovers(): Promise<number> {
+    return removeLeftovers(this.#dir);
+  }
+
+  consolidatedElsewhere(): boolean {
+    const mark = consolidationMark(this.#dir);
+    const changed = mark !== this.#mark;
+    this.#mark = mark;
+    if (changed) {
+      this.#looseObjects = undefined;
+      this.#forget(() => false);
+    }
+    return changed;
+  }
+
+  /** Forgets what it believed on disk, except the objects `present` still vouches for. */
+  #forget(present: (oid: Oid) => boolean): void {
+    this.#objects.retain(present);
+    for (const tree of this.#builtTrees) if (!present(tree)) this.#builtTrees.delete(tree);
+    // isomorphic-git's cache may hold indexes of removed packs (keys are its own symbols).
+    const cache = this.#dir.cache as Record<string | symbol, unknown>;
+    for (const key of Reflect.ownKeys(cache)) delete cache[key];
   }
 
   /** Stages an object unless it is staged or known to be on disk; returns its oid. */

@@ -35,7 +35,15 @@ export function readObjectFile(
     for (const index of packs.all()) {
       if (index === NEEDS_ISOMORPHIC_GIT) return NEEDS_ISOMORPHIC_GIT;
       const offset = index.offsetOf(oid);
-      if (offset !== undefined) return fromPackEntry(fs, index, offset, oid);
+      if (offset === undefined) continue;
+      try {
+        return fromPackEntry(fs, index, offset, oid);
+      } catch (error) {
+        // A consolidation (of another process sharing P) removed the pack since it was listed:
+        // the object, if kept, is in the pack that replaced it, which the next listing finds.
+        if ((error as NodeJS.ErrnoException).code !== 'ENOENT' || refresh) throw error;
+        break;
+      }
     }
   }
   return undefined;
@@ -112,7 +120,7 @@ function readRange(fs: typeof NodeFs, path: string, start: number, end: number):
 }
 
 /** One pack's v2 `.idx`: object ids sorted, with their offsets into the pack. */
-class PackIndex {
+export class PackIndex {
   readonly packPath: string;
   readonly #idx: Buffer;
   readonly #count: number;
@@ -169,6 +177,18 @@ class PackIndex {
     return offsets[low] ?? this.#packEnd;
   }
 
+  /** How many objects the pack holds. */
+  get count(): number {
+    return this.#count;
+  }
+
+  /** The object ids of the pack, in index (sorted) order. */
+  *oids(): Iterable<Oid> {
+    const ids = 8 + 256 * 4;
+    for (let i = 0; i < this.#count; i += 1)
+      yield this.#idx.toString('hex', ids + i * 20, ids + i * 20 + 20) as Oid;
+  }
+
   #offsetAt(position: number): number {
     const table = 8 + 256 * 4 + this.#count * 24;
     const small = this.#idx.readUInt32BE(table + position * 4);
@@ -191,6 +211,12 @@ class PackIndexes {
   all(): Iterable<PackIndex | typeof NEEDS_ISOMORPHIC_GIT> {
     if (!this.#listed) this.refresh();
     return this.#loaded.values();
+  }
+
+  /** The packs by `.idx` file name, listed afresh. */
+  entries(): [string, PackIndex | typeof NEEDS_ISOMORPHIC_GIT][] {
+    this.refresh();
+    return [...this.#loaded];
   }
 
   refresh(): void {
@@ -217,6 +243,14 @@ class PackIndexes {
 
 /** One pack index set per database (keyed by its isomorphic-git cache object, one per database). */
 const indexesOf = new WeakMap<object, PackIndexes>();
+
+/**
+ * The installed packs of `dir` by `.idx` file name, listed afresh ({@link NEEDS_ISOMORPHIC_GIT}
+ * for an index other than v2). Packs removed since the last listing are forgotten.
+ */
+export function listPacks(dir: GitDir): [string, PackIndex | typeof NEEDS_ISOMORPHIC_GIT][] {
+  return packIndexes(dir).entries();
+}
 
 function packIndexes(dir: GitDir): PackIndexes {
   let indexes = indexesOf.get(dir.cache);
