@@ -2,6 +2,7 @@ import { realpath, stat } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join, sep } from 'node:path';
 import {
+  compareUtf8,
   DomainError,
   engineDetailFor,
   isDomainError,
@@ -15,6 +16,7 @@ import {
   parseRequestPath,
   resolveRequestPath,
 } from '@slivingdoc/policy';
+import type { Manifest } from '@slivingdoc/store';
 import {
   ChangeMonitor,
   hasStateRecord,
@@ -28,6 +30,18 @@ import { EngineConfigError } from './config-error';
 import { type CallState, type DirContext, newCall, TreeCache } from './context';
 import { classifyKnown, engineFailure, failureSite, isAbort, localFailure } from './errors';
 import { type PublicationRecord, readHistory } from './history';
+import {
+  asText,
+  type BlameLine,
+  blameLines,
+  commitsUpTo,
+  fileNotFound,
+  filteredHistory,
+  incrementAt,
+  type PublicationDetail,
+  publicationDetail,
+  stateAtIncrement,
+} from './inspect';
 import { type ProgressListener, withProgress } from './progress';
 import { pullLocked } from './pull';
 import { holdsHead, readCurrent } from './remote';
@@ -86,6 +100,72 @@ export interface HistoryResult {
   publications: PublicationRecord[];
 }
 
+/** A history request: one page of the retained history, filtered by actor and path. */
+export interface HistoryRequest {
+  path?: string;
+  /** Publications per page, newest first (≥ 1). */
+  limit: number;
+  /** Matching publications to skip (≥ 0). */
+  offset?: number;
+  /** Only publications whose actor is exactly this. */
+  actor?: string;
+  /** Only publications that changed this notebook file, or a file below this folder. */
+  file?: string;
+  signal?: AbortSignal;
+}
+
+/** One page of the history, each publication with its diffstat (`files`). */
+export interface HistoryPage extends HistoryResult {
+  /** Whether older matching publications follow. */
+  more: boolean;
+  /**
+   * The generations through which each retained checkpoint compacted the history, newest
+   * first: before the oldest of them, nothing is retained.
+   */
+  checkpoints: number[];
+}
+
+/** A read of one retained state: `generation` absent means the accepted one. */
+export interface StateRequest {
+  path?: string;
+  generation?: number;
+  signal?: AbortSignal;
+}
+
+/** A read of one notebook file (path relative to the notebook, `/`-separated). */
+export interface FileRequest extends StateRequest {
+  file: string;
+}
+
+/** The notebook's files at one generation (`generation` 0: the store holds no notebook). */
+export interface NotebookFiles {
+  generation: number;
+  /** Notebook paths in UTF-8 byte order. */
+  files: string[];
+}
+
+/** One file's bytes at one generation. */
+export interface NotebookFile {
+  generation: number;
+  file: string;
+  content: Uint8Array;
+}
+
+/** Line attribution of one text file at one generation. */
+export interface BlameResult {
+  path: string;
+  /** The generation blamed (the accepted one unless asked). */
+  generation: number;
+  file: string;
+  lines: BlameLine[];
+}
+
+/** One publication with its members' diffs. */
+export interface PublicationResult extends PublicationDetail {
+  /** The accepted generation when it was read. */
+  storeGeneration: number;
+}
+
 /** A revert request: undo publication `generation` (a chain position `log` lists). */
 export interface RevertRequest {
   generation: number;
@@ -94,6 +174,11 @@ export interface RevertRequest {
   message?: string;
   /** As for a commit. */
   actor?: string;
+  /**
+   * What a conflicting revert does: `markers` (the CLI) leaves marker blocks in the copy;
+   * `refuse` (the view) changes nothing and only reports the conflicting files and ranges.
+   */
+  onConflict?: 'markers' | 'refuse';
   signal?: AbortSignal;
   onProgress?: ProgressListener;
 }
@@ -126,6 +211,18 @@ export interface NotebookService {
    * UNPUBLISHED_EDITS or GENERATION_NOT_RETAINED.
    */
   revert(request: RevertRequest): Promise<SuccessResult>;
+  /** The generation of `current` (0: no notebook yet); reads only `current`. */
+  acceptedGeneration(signal?: AbortSignal): Promise<number>;
+  /** One page of the retained history, filtered (reads as `log` does). */
+  history(request: HistoryRequest): Promise<HistoryPage>;
+  /** One retained publication with each member's per-file unified diff. */
+  publication(request: StateRequest & { generation: number }): Promise<PublicationResult>;
+  /** The notebook's files at a retained generation (the accepted one by default). */
+  files(request: StateRequest): Promise<NotebookFiles>;
+  /** One file's bytes at a retained generation (INVALID_REQUEST · FILE_NOT_FOUND if absent). */
+  readFile(request: FileRequest): Promise<NotebookFile>;
+  /** Which publication last changed each line of a text file, over the retained history. */
+  blame(request: FileRequest): Promise<BlameResult>;
   /**
    * The directories below the workspace root that this service's private root manages, and
    * those of them holding unpublished edits (changes not yet accepted, files that are not
@@ -374,6 +471,33 @@ export async function createNotebookService(config: EngineConfig): Promise<Noteb
     }
   }
 
+  /** Runs a read of the retained history from a pulled directory's private state. */
+  async function reading<T>(
+    request: { path?: string; signal?: AbortSignal },
+    work: (ctx: DirContext, current: Awaited<ReturnType<typeof readCurrent>>) => Promise<T>,
+  ): Promise<T> {
+    const dir = await resolveDir(request.path, false);
+    if (!(await isPulled(dir))) throw notPulled();
+    return guarded(dir, request, async (ctx) => work(ctx, await readCurrentClassified()));
+  }
+
+  function checkGeneration(generation: number | undefined): void {
+    if (generation !== undefined && (!Number.isSafeInteger(generation) || generation < 1))
+      throw invalidArguments('the generation must be a whole number of at least 1');
+  }
+
+  async function fileAt(ctx: DirContext, manifest: Manifest | undefined, request: FileRequest) {
+    checkGeneration(request.generation);
+    const found = incrementAt(manifest, request.generation);
+    const generation = Number(found?.increment.generation ?? 0n);
+    const oid =
+      found === undefined
+        ? undefined
+        : (await stateAtIncrement(ctx, found.increment)).get(request.file);
+    if (oid === undefined) throw fileNotFound(request.file, generation);
+    return { generation, content: await ctx.db.readBlob(oid) };
+  }
+
   return {
     sets: policy.sets,
     notebookDir,
@@ -465,7 +589,87 @@ export async function createNotebookService(config: EngineConfig): Promise<Noteb
       if (!(await isPulled(dir))) throw notPulled();
       return guarded(dir, request, async (ctx, call) => {
         const entry = await repairOnEntry(ctx, call, await enterDirectory(ctx));
-        return revertLocked(ctx, call, entry, BigInt(request.generation), request.message);
+        return revertLocked(ctx, call, entry, BigInt(request.generation), {
+          message: request.message,
+          refuseConflicts: request.onConflict === 'refuse',
+        });
+      });
+    },
+
+    async acceptedGeneration(signal) {
+      signal?.throwIfAborted();
+      return Number((await readCurrentClassified())?.manifest.generation ?? 0n);
+    },
+
+    async history(request) {
+      const offset = request.offset ?? 0;
+      if (!Number.isSafeInteger(request.limit) || request.limit < 1)
+        throw invalidArguments('the number of publications must be a whole number of at least 1');
+      if (!Number.isSafeInteger(offset) || offset < 0)
+        throw invalidArguments('the offset must be a whole number of at least 0');
+      return reading(request, async (ctx, current) => {
+        const manifest = current?.manifest;
+        const page =
+          manifest === undefined
+            ? { publications: [], more: false }
+            : await filteredHistory(ctx, manifest, {
+                offset,
+                limit: request.limit,
+                actor: request.actor,
+                file: request.file,
+              });
+        const checkpoints =
+          manifest === undefined
+            ? []
+            : [manifest, ...manifest.retained].map((chain) =>
+                Number(chain.checkpoint.throughGeneration),
+              );
+        return {
+          path: ctx.dir,
+          generation: Number(manifest?.generation ?? 0n),
+          ...page,
+          checkpoints,
+        };
+      });
+    },
+
+    async publication(request) {
+      checkGeneration(request.generation);
+      return reading(request, async (ctx, current) => ({
+        ...(await publicationDetail(ctx, current?.manifest, request.generation)),
+        storeGeneration: Number(current?.manifest.generation ?? 0n),
+      }));
+    },
+
+    async files(request) {
+      checkGeneration(request.generation);
+      return reading(request, async (ctx, current) => {
+        const found = incrementAt(current?.manifest, request.generation);
+        if (found === undefined) return { generation: 0, files: [] };
+        const entries = await stateAtIncrement(ctx, found.increment);
+        return {
+          generation: Number(found.increment.generation),
+          files: [...entries.keys()].sort(compareUtf8),
+        };
+      });
+    },
+
+    async readFile(request) {
+      return reading(request, async (ctx, current) => ({
+        file: request.file,
+        ...(await fileAt(ctx, current?.manifest, request)),
+      }));
+    },
+
+    async blame(request) {
+      return reading(request, async (ctx, current) => {
+        const { generation, content } = await fileAt(ctx, current?.manifest, request);
+        if (asText(content) === undefined || current === undefined)
+          throw fileNotFound(request.file, generation);
+        const commits = await commitsUpTo(ctx, current.manifest, generation);
+        const lines = await blameLines(ctx, commits, request.file);
+        if (lines === undefined) throw fileNotFound(request.file, generation);
+        return { path: ctx.dir, generation, file: request.file, lines };
       });
     },
 

@@ -98,6 +98,11 @@ export const CATALOGUE = {
         retryable: false,
         when: 'CLI `revert --generation N` where N is not a publication of the retained history (see `slivingdoc log`)',
       },
+      FILE_NOT_FOUND: {
+        action: 'FIX_ARGUMENTS',
+        retryable: false,
+        when: 'CLI `blame` (or a view page) names a file the notebook does not hold at that generation, or one that is not text',
+      },
     },
   },
   INVALID_CONTENT: {
