@@ -33,8 +33,12 @@ async function main(argv: string[]): Promise<number> {
       return (await import('./commands/status')).runStatus(invocation);
     case 'log':
       return (await import('./commands/log')).runLog(invocation);
+    case 'blame':
+      return (await import('./commands/blame')).runBlame(invocation);
     case 'revert':
       return (await import('./commands/revert')).runRevert(invocation);
+    case 'view':
+      return (await import('./commands/view')).runView(invocation);
   }
 }
 

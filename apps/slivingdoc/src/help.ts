@@ -64,10 +64,12 @@ One living notebook shared by many agents and humans.
 
 Commands:
   serve, s                       run the MCP server over stdio (tools notes_pull, notes_commit)
+  view --listen HOST:PORT        serve the web view of the notebook (history, diffs, blame)
   pull, p <path>                 bring the notebook directory <path> up to date
   commit, c <path> -m <message>  publish the edits in <path>
   status <path>                  unpublished changes, and how far <path> is behind the store
   log <path>                     the latest publications: generation, time, actor, message
+  blame <path> <file>            who last changed each line of <file>, and when
   revert <path> --generation N   undo publication N, published as a new commit
   version, v, --version, -V      print the version
 
@@ -115,6 +117,20 @@ the first line of the message.
   --stat                          per-file insertions and deletions
   --full                          the whole message
   --json                          print one JSON object instead (docs/cli.md lists its fields)`,
+  blame: `Usage: slivingdoc blame <path> <file> [options]
+
+For every line of <file> (a notebook path, or a file inside <path>) at the accepted
+generation: the publication that last changed it (generation, UTC time, actor), or "before
+generation N" for a line older than the retained history.
+
+  --json                          print one JSON object instead (docs/cli.md lists its fields)`,
+  view: `Usage: slivingdoc view --listen HOST:PORT [options]
+
+Serves the web view of the notebook: its files, history, per-publication diffs, blame, live
+updates and revert. Prints one line at start: the URL with a fresh login token. Binds loopback
+unless told otherwise (docs/view.md).
+
+  --listen <HOST:PORT>            where to listen (required; port 0 picks a free one)`,
   revert: `Usage: slivingdoc revert <path> --generation N [options]
 
 Undoes publication N (see slivingdoc log): merges its inverse onto the latest notebook through

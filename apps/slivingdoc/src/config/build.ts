@@ -1,4 +1,6 @@
 // The subpath, not the barrel: the barrel would load the whole engine before `serve` answers.
+
+import { isAbsolute, relative, resolve, sep } from 'node:path';
 import { DEFAULT_ACTOR, isValidActor } from '@slivingdoc/engine/actor';
 import { createPathPolicy, PathSetError } from '@slivingdoc/policy';
 import type { CommandLine, Flags } from './command-line';
@@ -26,8 +28,11 @@ export function buildInvocation(
   context: ParseContext,
 ): Invocation {
   const { flags } = commandLine;
-  if (commandLine.kind === 'serve') {
-    return { kind: 'serve', config: buildConfig(flags, env, context, undefined) };
+  if (commandLine.kind === 'serve' || commandLine.kind === 'view') {
+    const config = buildConfig(flags, env, context, undefined);
+    return commandLine.kind === 'serve'
+      ? { kind: 'serve', config }
+      : { kind: 'view', config, listen: parseListen(flags.listen ?? '') };
   }
   const path = resolveUserPath('path', commandLine.path, context.cwd, context.home);
   const config = buildConfig(flags, env, context, path);
@@ -51,6 +56,14 @@ export function buildInvocation(
             : parseInteger('-n', flags['max-count'], 1, Number.MAX_SAFE_INTEGER),
         stat: flags.stat ?? false,
         full: flags.full ?? false,
+      };
+    case 'blame':
+      return {
+        kind: 'blame',
+        path,
+        config,
+        file: notebookFile(commandLine.file, path, context.cwd),
+        json: flags.json ?? false,
       };
     case 'revert':
       return {
@@ -192,4 +205,27 @@ function pathSets(writable: string[], readOnly: string[]) {
     if (error instanceof PathSetError) throw configuration(`path sets: ${error.message}`);
     throw error;
   }
+}
+
+/**
+ * `--listen HOST:PORT`: a host name or IP literal (IPv6 in brackets) and a port 0–65535 (0: any
+ * free port). Whether a non-loopback host is allowed is the listener's decision.
+ */
+function parseListen(raw: string): { host: string; port: number } {
+  const match = /^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):(\d{1,5})$/.exec(raw);
+  if (match === null) throw configuration('--listen: expected HOST:PORT (e.g. 127.0.0.1:8080)');
+  const port = parseInteger('--listen port', match[2] as string, 0, 65_535);
+  return { host: (match[1] as string).replace(/^\[|\]$/g, ''), port };
+}
+
+/**
+ * blame's file: a path inside the notebook directory (absolute, or relative to the current
+ * directory) becomes its notebook path; anything else is taken as a notebook path already.
+ */
+function notebookFile(file: string, notebook: string, cwd: string): string {
+  const local = resolve(cwd, file);
+  const inside = relative(notebook, local);
+  if (inside !== '' && !inside.startsWith('..') && !isAbsolute(inside))
+    return inside.split(sep).join('/');
+  return file.replace(/^\.\//, '');
 }

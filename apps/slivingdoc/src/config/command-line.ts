@@ -12,7 +12,9 @@ const COMMANDS = {
   c: 'commit',
   status: 'status',
   log: 'log',
+  blame: 'blame',
   revert: 'revert',
+  view: 'view',
   version: 'version',
   v: 'version',
   '--version': 'version',
@@ -26,7 +28,8 @@ export type CommandName = (typeof COMMANDS)[keyof typeof COMMANDS];
 const ONLY: Partial<Record<FlagName, readonly CommandName[]>> = {
   message: ['commit', 'revert'],
   quiet: ['pull', 'commit', 'revert'],
-  json: ['status', 'log'],
+  json: ['status', 'log', 'blame'],
+  listen: ['view'],
   'max-count': ['log'],
   stat: ['log'],
   full: ['log'],
@@ -55,6 +58,7 @@ export const OPTIONS = {
   stat: { type: 'boolean' },
   full: { type: 'boolean' },
   generation: { type: 'string' },
+  listen: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const satisfies ParseArgsConfig['options'];
 
@@ -82,8 +86,10 @@ export type CommandLine =
   | { kind: 'help'; command?: CommandName }
   | { kind: 'version' }
   | { kind: 'serve'; flags: Flags }
+  | { kind: 'view'; flags: Flags }
   | { kind: 'pull' | 'status' | 'log' | 'revert'; flags: Flags; path: string }
-  | { kind: 'commit'; flags: Flags; path: string; message: string };
+  | { kind: 'commit'; flags: Flags; path: string; message: string }
+  | { kind: 'blame'; flags: Flags; path: string; file: string };
 
 /**
  * Reads the command, its flags and its path; throws a usage (or empty-value configuration)
@@ -93,7 +99,7 @@ export type CommandLine =
 export function parseCommandLine(argv: readonly string[]): CommandLine {
   const [first, ...rest] = argv;
   if (first === '-h' || first === '--help') return { kind: 'help' };
-  const known = 'serve, pull, commit, status, log, revert or version';
+  const known = 'serve, view, pull, commit, status, log, blame, revert or version';
   if (first === undefined) throw usage(`no command given (${known})`);
   const command = Object.hasOwn(COMMANDS, first)
     ? COMMANDS[first as keyof typeof COMMANDS]
@@ -115,9 +121,18 @@ export function parseCommandLine(argv: readonly string[]): CommandLine {
       throw usage(`--${flag} applies only to ${commands.join(' and ')}`);
     }
   }
-  if (command === 'serve') {
-    if (positionals.length > 0) throw usage('serve takes no path');
-    return { kind: 'serve', flags };
+  if (command === 'serve' || command === 'view') {
+    if (positionals.length > 0) throw usage(`${command} takes no path`);
+    if (command === 'view' && flags.listen === undefined)
+      throw usage('view needs --listen HOST:PORT (e.g. 127.0.0.1:8080)');
+    return command === 'serve' ? { kind: 'serve', flags } : { kind: 'view', flags };
+  }
+  if (command === 'blame') {
+    if (positionals.length !== 2)
+      throw usage(`blame takes a path and a file (got ${positionals.length} arguments)`);
+    const [path, file] = positionals as [string, string];
+    if (path === '' || file === '') throw usage('blame: the path or the file is empty');
+    return { kind: 'blame', flags, path, file };
   }
   if (positionals.length !== 1) {
     throw usage(`${command} takes exactly one path (got ${positionals.length})`);

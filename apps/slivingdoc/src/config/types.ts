@@ -33,6 +33,12 @@ export type Invocation =
   | { kind: 'help'; command?: string }
   | { kind: 'version' }
   | { kind: 'serve'; config: AppConfig }
+  | {
+      kind: 'view';
+      config: AppConfig;
+      /** Where the view listens (`--listen HOST:PORT`). */
+      listen: { host: string; port: number };
+    }
   | { kind: 'pull'; path: string; config: AppConfig; quiet: boolean }
   | { kind: 'commit'; path: string; message: string; config: AppConfig; quiet: boolean }
   | { kind: 'status'; path: string; config: AppConfig; json: boolean }
@@ -46,6 +52,14 @@ export type Invocation =
       stat: boolean;
       /** Whole messages instead of their first line. */
       full: boolean;
+    }
+  | {
+      kind: 'blame';
+      path: string;
+      config: AppConfig;
+      /** The notebook path of the file (`/`-separated, relative to the notebook). */
+      file: string;
+      json: boolean;
     }
   | {
       kind: 'revert';

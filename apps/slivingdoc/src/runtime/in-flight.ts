@@ -28,6 +28,12 @@ export function trackInFlight(inner: NotebookService): TrackedService {
     status: (request) => track(inner.status(request)),
     log: (request) => track(inner.log(request)),
     revert: (request) => track(inner.revert(request)),
+    acceptedGeneration: (signal) => track(inner.acceptedGeneration(signal)),
+    history: (request) => track(inner.history(request)),
+    publication: (request) => track(inner.publication(request)),
+    files: (request) => track(inner.files(request)),
+    readFile: (request) => track(inner.readFile(request)),
+    blame: (request) => track(inner.blame(request)),
     localChanges: () => inner.localChanges(),
     close: () => inner.close(),
   };
