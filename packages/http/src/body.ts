@@ -60,7 +60,7 @@ export function writeRefusal(res: ServerResponse, refusal: Refusal): void {
   }
   const body = JSON.stringify({
     jsonrpc: '2.0',
-    error: { code: -32000, message: refusal.reason },
+    error: { code: refusal.code ?? -32000, message: refusal.reason },
     id: null,
   });
   res.writeHead(refusal.status, {

@@ -3,8 +3,10 @@ import { isIP } from 'node:net';
 
 /** Why a request is turned away before it is handled: an HTTP status and a short reason. */
 export interface Refusal {
-  readonly status: 401 | 403 | 405 | 413 | 503;
+  readonly status: 400 | 401 | 403 | 404 | 405 | 413 | 429 | 503;
   readonly reason: string;
+  /** The JSON-RPC error code of the body (default -32000, the SDK transport's own). */
+  readonly code?: number;
   /** Extra response headers (`WWW-Authenticate`, `Retry-After`). */
   readonly headers?: Readonly<Record<string, string>>;
 }
