@@ -113,6 +113,11 @@ export interface RetainedCommit {
   older: RetainedIncrement | undefined;
   /** Whether this commit is its increment's head (the last member of a group). */
   isHead: boolean;
+  /**
+   * Whether the state before it belongs to the retained history (false for the head of a
+   * checkpoint whose past was compacted), whatever this directory's object cache still holds.
+   */
+  pastRetained: boolean;
 }
 
 /** Commits one increment may hold (group commit chains one per member); a guard, not a rule. */
@@ -132,7 +137,13 @@ export async function incrementCommits(
   let oid: string | undefined = increment.head;
   for (let n = 0; oid !== undefined && n < MAX_COMMITS_PER_INCREMENT; n += 1) {
     const commit = await ctx.db.readCommit(oid);
-    out.push({ generation: increment.generation, commit, older, isHead: n === 0 });
+    out.push({
+      generation: increment.generation,
+      commit,
+      older,
+      isHead: n === 0,
+      pastRetained: increment.parent !== undefined,
+    });
     const last =
       increment.parent === undefined ||
       commit.parent === undefined ||

@@ -200,8 +200,10 @@ export async function blameLines(
   for (const [index, retained] of commitsOldestFirst.entries()) {
     const after = await treeOf(ctx, retained.commit);
     const oid = after.get(file);
-    const known = index > 0 || (await stateBefore(ctx, retained)) !== undefined;
-    if (!known) {
+    // Decided by the retained history alone, so every directory attributes the same way.
+    const start =
+      index === 0 && retained.pastRetained ? await stateBefore(ctx, retained) : undefined;
+    if (index === 0 && start === undefined) {
       // The oldest retained state, whose own changes are unknown: its lines predate the history.
       lastOid = oid;
       present = oid !== undefined;
@@ -214,7 +216,6 @@ export async function blameLines(
     }
     if (index === 0) {
       // Known start: the state before the first retained commit (the empty notebook, or a parent).
-      const start = await stateBefore(ctx, retained);
       const startOid = start?.get(file);
       if (startOid !== undefined) {
         const text = asText(await ctx.db.readBlob(startOid));

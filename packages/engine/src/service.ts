@@ -29,7 +29,7 @@ import { type EngineConfig, resolveConfig } from './config';
 import { EngineConfigError } from './config-error';
 import { type CallState, type DirContext, newCall, TreeCache } from './context';
 import { classifyKnown, engineFailure, failureSite, isAbort, localFailure } from './errors';
-import { type PublicationRecord, readHistory } from './history';
+import { type PublicationRecord, readHistory, retainedIncrements } from './history';
 import {
   asText,
   type BlameLine,
@@ -211,7 +211,10 @@ export interface NotebookService {
    * UNPUBLISHED_EDITS or GENERATION_NOT_RETAINED.
    */
   revert(request: RevertRequest): Promise<SuccessResult>;
-  /** The generation of `current` (0: no notebook yet); reads only `current`. */
+  /**
+   * The generation of the latest publication (0: none yet), as `log` numbers them; reads only
+   * `current`. A checkpoint, which publishes nothing, does not change it.
+   */
   acceptedGeneration(signal?: AbortSignal): Promise<number>;
   /** One page of the retained history, filtered (reads as `log` does). */
   history(request: HistoryRequest): Promise<HistoryPage>;
@@ -598,7 +601,10 @@ export async function createNotebookService(config: EngineConfig): Promise<Noteb
 
     async acceptedGeneration(signal) {
       signal?.throwIfAborted();
-      return Number((await readCurrentClassified())?.manifest.generation ?? 0n);
+      const manifest = (await readCurrentClassified())?.manifest;
+      return Number(
+        (manifest === undefined ? undefined : retainedIncrements(manifest)[0])?.generation ?? 0n,
+      );
     },
 
     async history(request) {

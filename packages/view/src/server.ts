@@ -57,7 +57,9 @@ function secureHeaders(res: ServerResponse): void {
   res.setHeader('Content-Security-Policy', CSP);
   res.setHeader('X-Content-Type-Options', 'nosniff');
   res.setHeader('X-Frame-Options', 'DENY');
-  res.setHeader('Referrer-Policy', 'no-referrer');
+  // same-origin, not no-referrer: with no-referrer Chromium sends `Origin: null` on the view's own
+  // form posts, which the Origin check must refuse. Links out carry rel=noreferrer anyway.
+  res.setHeader('Referrer-Policy', 'same-origin');
   res.setHeader('Cross-Origin-Opener-Policy', 'same-origin');
   res.setHeader('Cross-Origin-Resource-Policy', 'same-origin');
   res.setHeader('Cache-Control', 'no-store');
@@ -256,16 +258,18 @@ export function createViewHandler(
       return messagePage(res, 403, 'Refused', 'This token may only read the notebook.');
     try {
       await service.pull({});
-      const result = await service.revert({
-        generation,
-        actor: session.grant.name,
-        onConflict: 'refuse',
-      });
-      log.info(
-        { generation, published: result.generation, actor: session.grant.name },
-        'view revert published',
+      const actor = session.grant.name;
+      await service.revert({ generation, actor, onConflict: 'refuse' });
+      // The answer's generation counts the store's manifests; pages number publications as
+      // `log` does, so the revert's own number is read back (the actor's latest publication).
+      const [published] = (await service.history({ limit: 1, actor })).publications;
+      log.info({ generation, published: published?.generation, actor }, 'view revert published');
+      return redirect(
+        res,
+        published === undefined
+          ? '/history'
+          : `/publications/${published.generation}?reverted=${generation}`,
       );
-      return redirect(res, `/publications/${result.generation}?reverted=${generation}`);
     } catch (error) {
       if (!isDomainError(error)) throw error;
       log.warn({ generation, code: error.code, reason: error.reason }, 'view revert refused');

@@ -37,13 +37,15 @@ function queryString(query: HistoryQuery, page: number): string {
 
 /** `/history`: filters, the page of publications newest first, the checkpoint boundary, paging. */
 export function historyContent(history: HistoryPage, query: HistoryQuery): SafeHtml {
+  // The oldest retained checkpoint is the boundary: nothing before its head is retained.
+  const oldest = Math.min(...history.checkpoints);
   const checkpoints = new Set(history.checkpoints);
   const rows = history.publications.map((publication) => {
     const boundary =
-      publication.files === undefined
-        ? html`<tr class="boundary"><td colspan="5">Checkpoint boundary: publications before generation ${publication.generation} were compacted; their changes are no longer retained.</td></tr>`
-        : checkpoints.has(publication.generation - 1)
-          ? html`<tr class="boundary"><td colspan="5">Checkpoint through generation ${publication.generation - 1}.</td></tr>`
+      publication.generation === oldest
+        ? html`<tr class="boundary"><td colspan="5">Checkpoint boundary: the history before generation ${publication.generation} was compacted and is no longer retained.</td></tr>`
+        : checkpoints.has(publication.generation)
+          ? html`<tr class="boundary"><td colspan="5">Checkpoint through generation ${publication.generation}.</td></tr>`
           : '';
     return html`<tr>
 <td><a href="/publications/${publication.generation}">${publication.generation}</a></td>

@@ -27,7 +27,7 @@ export function page(frame: PageFrame): string {
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer">
+<meta name="referrer" content="same-origin">
 <title>${frame.title} · slivingdoc</title>
 <link rel="stylesheet" href="/assets/view.css">
 <script src="/assets/view.js" defer></script>
