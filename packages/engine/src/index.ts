@@ -68,6 +68,7 @@ export {
   type NotebookService,
   type PullRequest,
   type RevertRequest,
+  type SessionOptions,
   type StatusRequest,
 } from './service';
 export type { NotebookState, NotebookStatus } from './status';

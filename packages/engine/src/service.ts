@@ -1,4 +1,4 @@
-import { realpath, stat } from 'node:fs/promises';
+import { realpath, rm, stat } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join, sep } from 'node:path';
 import {
@@ -12,6 +12,7 @@ import { isValidAuthorName, openObjectDb } from '@slivingdoc/merge';
 import {
   checkMessage,
   createPathPolicy,
+  type PathPolicy,
   parseRequestPath,
   resolveRequestPath,
 } from '@slivingdoc/policy';
@@ -35,7 +36,7 @@ import { revertLocked } from './revert';
 import { type NotebookStatus, notPulledStatus, statusLocked } from './status';
 import { conflictIssues, type Entry, enterDirectory, synchronize } from './sync';
 import { holdsUnpublishedEdits } from './unpublished';
-import { mergeConflict, notPulled, resyncPending } from './verdicts';
+import { mergeConflict, notPulled, readOnlySession, resyncPending } from './verdicts';
 
 /** A pull request: the path is the caller's raw string (decoded, not yet resolved). */
 export interface PullRequest {
@@ -130,11 +131,36 @@ export interface NotebookService {
    * The directories below the workspace root that this service's private root manages, and
    * those of them holding unpublished edits (changes not yet accepted, files that are not
    * notebook state, or a pending repair; a directory that cannot be checked counts as holding
-   * some). Lets an embedder decide whether a directory may be deleted.
+   * some). Lets an embedder decide whether a directory may be deleted. `under`: only the
+   * directories at or below it (default: the workspace root).
    */
-  localChanges(): Promise<{ managed: string[]; unpublished: string[] }>;
+  localChanges(under?: string): Promise<{ managed: string[]; unpublished: string[] }>;
   /** Waits for background checkpoints (bounded) and releases every lock. */
   close(): Promise<void>;
+  /**
+   * A participant of this same notebook service (an HTTP session): its own default directory
+   * and path sets, sharing every directory's handles, locks and the object caches with the
+   * service and its other sessions. A `commitRefused` session answers every commit and revert
+   * with READ_ONLY_SESSION · TOKEN_READ_ONLY. Its `close` and `session` are the service's.
+   */
+  session(options: SessionOptions): Promise<NotebookService>;
+  /**
+   * Drops `dir` (a realpath) from this service: closes its handles and deletes its private
+   * state, so the directory itself can be removed. Only for a directory that holds nothing
+   * unpublished (see {@link localChanges}); waits for its lock.
+   */
+  forget(dir: string): Promise<void>;
+}
+
+/** What makes a session differ from the service it belongs to. */
+export interface SessionOptions {
+  /** The session's default directory (at or below the workspace root; created on first pull). */
+  notebookDir: string;
+  /** Replace the service's writable and read-only path sets when either is given. */
+  writable?: string[];
+  readOnly?: string[];
+  /** True: every commit and revert is refused (a read-only token). */
+  commitRefused?: boolean;
 }
 
 /** INVALID_REQUEST · INVALID_ARGUMENTS with a short reason. */
@@ -183,9 +209,9 @@ async function realpathOrSelf(path: string): Promise<string> {
  */
 export async function createNotebookService(config: EngineConfig): Promise<NotebookService> {
   const cfg = resolveConfig(config, homedir());
-  const policy = createPathPolicy({ writable: cfg.writable, readOnly: cfg.readOnly });
+  const processPolicy = createPathPolicy({ writable: cfg.writable, readOnly: cfg.readOnly });
   const workspaceRoot = await existingDirectory(cfg.workspaceRoot);
-  const notebookDir = await realpathOrSelf(cfg.notebookDir);
+  const processNotebookDir = await realpathOrSelf(cfg.notebookDir);
   const registry = openRegistry(cfg.privateRoot);
   const contexts = new Map<string, Promise<DirContext>>();
   const background = new Set<Promise<unknown>>();
@@ -200,7 +226,7 @@ export async function createNotebookService(config: EngineConfig): Promise<Noteb
     const db = await openObjectDb({ gitdir: priv.gitdir });
     return {
       cfg,
-      policy,
+      policy: processPolicy,
       registry,
       dir,
       priv,
@@ -236,7 +262,11 @@ export async function createNotebookService(config: EngineConfig): Promise<Noteb
     background.add(run);
   }
 
-  async function resolveDir(raw: string | undefined, create: boolean): Promise<string> {
+  async function resolveDir(
+    notebookDir: string,
+    raw: string | undefined,
+    create: boolean,
+  ): Promise<string> {
     const requested = parseRequestPath(raw, { home: cfg.home });
     const managed = await registry.list();
     try {
@@ -253,6 +283,7 @@ export async function createNotebookService(config: EngineConfig): Promise<Noteb
    * RECOVERY_FAILURE; before that, ENGINE_FAILED.
    */
   async function guarded<T>(
+    policy: PathPolicy,
     dir: string,
     request: { signal?: AbortSignal; actor?: string; onProgress?: ProgressListener },
     work: (ctx: DirContext, call: CallState) => Promise<T>,
@@ -260,7 +291,9 @@ export async function createNotebookService(config: EngineConfig): Promise<Noteb
     const { signal } = request;
     let ctx: DirContext;
     try {
-      ctx = await contextFor(dir);
+      const shared = await contextFor(dir);
+      // The directory's handles are shared; the path sets are the calling participant's.
+      ctx = shared.policy === policy ? shared : { ...shared, policy };
     } catch (err) {
       throw classifyKnown(err) ?? engineFailure(err, 'private');
     }
@@ -374,131 +407,174 @@ export async function createNotebookService(config: EngineConfig): Promise<Noteb
     }
   }
 
-  return {
-    sets: policy.sets,
-    notebookDir,
+  function participant(
+    notebookDir: string,
+    policy: PathPolicy,
+    commitRefused: boolean,
+  ): NotebookService {
+    return {
+      sets: policy.sets,
+      notebookDir,
 
-    async pull(request) {
-      const dir = await resolveDir(request.path, true);
-      return guarded(dir, request, async (ctx, call) => {
-        const entry = await enterDirectory(ctx);
-        try {
-          return await pullLocked(ctx, call, entry);
-        } catch (err) {
-          const known = classifyKnown(err);
-          const flagged = entry.repairPending && !entry.stateMissing;
-          if (flagged && !call.mutationStarted && known?.code === 'STORAGE_FAILURE')
-            throw resyncPending(err);
-          throw err;
-        }
-      });
-    },
-
-    async commit(request) {
-      const raw = request.path;
-      parseRequestPath(raw, { home: cfg.home });
-      checkMessage(request.message);
-      checkActor(request.actor);
-      const dir = await resolveDir(raw, false);
-      if (!(await registry.list()).includes(dir)) {
-        // contract §2 order: lock, pending repair, then NOT_PULLED. Without a state record there
-        // is nothing to repair and nothing is created; with one (a first pull that failed
-        // while rewriting L), the repair runs under the lock first.
-        const location = {
-          privateRoot: cfg.privateRoot,
-          notebookDir: dir,
-          storageIdentity: cfg.store.identity,
-        };
-        if (!(await hasStateRecord(location))) throw notPulled();
-        return guarded(dir, request, async (ctx, call) => {
-          await repairOnEntry(ctx, call, await enterDirectory(ctx));
-          throw notPulled();
+      async pull(request) {
+        const dir = await resolveDir(notebookDir, request.path, true);
+        return guarded(policy, dir, request, async (ctx, call) => {
+          const entry = await enterDirectory(ctx);
+          try {
+            return await pullLocked(ctx, call, entry);
+          } catch (err) {
+            const known = classifyKnown(err);
+            const flagged = entry.repairPending && !entry.stateMissing;
+            if (flagged && !call.mutationStarted && known?.code === 'STORAGE_FAILURE')
+              throw resyncPending(err);
+            throw err;
+          }
         });
-      }
-      return guarded(dir, request, async (ctx, call) => {
-        const entry = await repairOnEntry(ctx, call, await enterDirectory(ctx));
-        return commitLocked(ctx, call, entry, Buffer.from(request.message, 'utf8'));
-      });
-    },
+      },
 
-    async status(request) {
-      const dir = await resolveDir(request.path, false);
-      const current = await readCurrentClassified();
-      if (!(await isPulled(dir))) return notPulledStatus(dir, current?.manifest);
-      return guarded(dir, request, async (ctx) =>
-        statusLocked(ctx, await enterDirectory(ctx), current?.manifest),
-      );
-    },
+      async commit(request) {
+        const raw = request.path;
+        parseRequestPath(raw, { home: cfg.home });
+        checkMessage(request.message);
+        checkActor(request.actor);
+        if (commitRefused) throw readOnlySession();
+        const dir = await resolveDir(notebookDir, raw, false);
+        if (!(await registry.list()).includes(dir)) {
+          // contract §2 order: lock, pending repair, then NOT_PULLED. Without a state record there
+          // is nothing to repair and nothing is created; with one (a first pull that failed
+          // while rewriting L), the repair runs under the lock first.
+          const location = {
+            privateRoot: cfg.privateRoot,
+            notebookDir: dir,
+            storageIdentity: cfg.store.identity,
+          };
+          if (!(await hasStateRecord(location))) throw notPulled();
+          return guarded(policy, dir, request, async (ctx, call) => {
+            await repairOnEntry(ctx, call, await enterDirectory(ctx));
+            throw notPulled();
+          });
+        }
+        return guarded(policy, dir, request, async (ctx, call) => {
+          const entry = await repairOnEntry(ctx, call, await enterDirectory(ctx));
+          return commitLocked(ctx, call, entry, Buffer.from(request.message, 'utf8'));
+        });
+      },
 
-    async log(request) {
-      if (!Number.isSafeInteger(request.limit) || request.limit < 1) {
-        throw invalidArguments('the number of publications must be a whole number of at least 1');
-      }
-      const dir = await resolveDir(request.path, false);
-      if (!(await isPulled(dir))) throw notPulled();
-      return guarded(dir, request, async (ctx) => {
+      async status(request) {
+        const dir = await resolveDir(notebookDir, request.path, false);
         const current = await readCurrentClassified();
-        const publications =
-          current === undefined
-            ? []
-            : await readHistory(ctx, current.manifest, {
-                limit: request.limit,
-                stat: request.stat ?? false,
-              });
-        return {
-          path: ctx.dir,
-          generation: Number(current?.manifest.generation ?? 0n),
-          publications,
-        };
-      });
-    },
+        if (!(await isPulled(dir))) return notPulledStatus(dir, current?.manifest);
+        return guarded(policy, dir, request, async (ctx) =>
+          statusLocked(ctx, await enterDirectory(ctx), current?.manifest),
+        );
+      },
 
-    async revert(request) {
-      const raw = request.path;
-      parseRequestPath(raw, { home: cfg.home });
-      if (request.message !== undefined) checkMessage(request.message);
-      checkActor(request.actor);
-      if (!Number.isSafeInteger(request.generation) || request.generation < 1) {
-        throw invalidArguments('the generation must be a whole number of at least 1');
-      }
-      const dir = await resolveDir(raw, false);
-      if (!(await isPulled(dir))) throw notPulled();
-      return guarded(dir, request, async (ctx, call) => {
-        const entry = await repairOnEntry(ctx, call, await enterDirectory(ctx));
-        return revertLocked(ctx, call, entry, BigInt(request.generation), request.message);
-      });
-    },
+      async log(request) {
+        if (!Number.isSafeInteger(request.limit) || request.limit < 1) {
+          throw invalidArguments('the number of publications must be a whole number of at least 1');
+        }
+        const dir = await resolveDir(notebookDir, request.path, false);
+        if (!(await isPulled(dir))) throw notPulled();
+        return guarded(policy, dir, request, async (ctx) => {
+          const current = await readCurrentClassified();
+          const publications =
+            current === undefined
+              ? []
+              : await readHistory(ctx, current.manifest, {
+                  limit: request.limit,
+                  stat: request.stat ?? false,
+                });
+          return {
+            path: ctx.dir,
+            generation: Number(current?.manifest.generation ?? 0n),
+            publications,
+          };
+        });
+      },
 
-    async localChanges() {
-      const managed = (await registry.list()).filter((dir) => isAtOrBelow(dir, workspaceRoot));
-      const unpublished: string[] = [];
-      for (const dir of managed) {
-        const held = await contextFor(dir)
-          .then(async (ctx) => {
-            const release = await ctx.priv.lock({ timeoutMs: cfg.lockTimeoutMs });
-            try {
-              return await holdsUnpublishedEdits(ctx);
-            } finally {
-              await release();
-            }
-          })
-          .catch(() => true);
-        if (held) unpublished.push(dir);
-      }
-      return { managed, unpublished };
-    },
+      async revert(request) {
+        const raw = request.path;
+        parseRequestPath(raw, { home: cfg.home });
+        if (request.message !== undefined) checkMessage(request.message);
+        checkActor(request.actor);
+        if (commitRefused) throw readOnlySession();
+        if (!Number.isSafeInteger(request.generation) || request.generation < 1) {
+          throw invalidArguments('the generation must be a whole number of at least 1');
+        }
+        const dir = await resolveDir(notebookDir, raw, false);
+        if (!(await isPulled(dir))) throw notPulled();
+        return guarded(policy, dir, request, async (ctx, call) => {
+          const entry = await repairOnEntry(ctx, call, await enterDirectory(ctx));
+          return revertLocked(ctx, call, entry, BigInt(request.generation), request.message);
+        });
+      },
 
-    async close() {
-      for (const context of contexts.values()) {
-        context.then((ctx) => ctx.monitor.close()).catch(() => {});
-      }
-      if (background.size === 0) return;
-      let timer: NodeJS.Timeout | undefined;
-      const bound = new Promise<void>((resolve) => {
-        timer = setTimeout(resolve, cfg.closeTimeoutMs);
-      });
-      await Promise.race([Promise.allSettled([...background]), bound]);
-      clearTimeout(timer);
-    },
-  };
+      localChanges,
+      close,
+      session: openSession,
+      forget,
+    };
+  }
+
+  async function localChanges(under: string = workspaceRoot) {
+    const managed = (await registry.list()).filter(
+      (dir) => isAtOrBelow(dir, workspaceRoot) && isAtOrBelow(dir, under),
+    );
+    const unpublished: string[] = [];
+    for (const dir of managed) {
+      const held = await contextFor(dir)
+        .then(async (ctx) => {
+          const release = await ctx.priv.lock({ timeoutMs: cfg.lockTimeoutMs });
+          try {
+            return await holdsUnpublishedEdits(ctx);
+          } finally {
+            await release();
+          }
+        })
+        .catch(() => true);
+      if (held) unpublished.push(dir);
+    }
+    return { managed, unpublished };
+  }
+
+  async function close() {
+    for (const context of contexts.values()) {
+      context.then((ctx) => ctx.monitor.close()).catch(() => {});
+    }
+    if (background.size === 0) return;
+    let timer: NodeJS.Timeout | undefined;
+    const bound = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, cfg.closeTimeoutMs);
+    });
+    await Promise.race([Promise.allSettled([...background]), bound]);
+    clearTimeout(timer);
+  }
+
+  async function openSession(options: SessionOptions): Promise<NotebookService> {
+    const replaced = options.writable !== undefined || options.readOnly !== undefined;
+    const policy = replaced
+      ? createPathPolicy({ writable: options.writable ?? [], readOnly: options.readOnly ?? [] })
+      : processPolicy;
+    const dir = await realpathOrSelf(options.notebookDir);
+    if (!isAtOrBelow(dir, workspaceRoot))
+      throw new EngineConfigError(
+        'notebookDir',
+        `the session directory ${dir} is outside the workspace root`,
+      );
+    return participant(dir, policy, options.commitRefused ?? false);
+  }
+
+  async function forget(dir: string): Promise<void> {
+    const ctx = await contextFor(dir);
+    const release = await ctx.priv.lock({ timeoutMs: cfg.lockTimeoutMs });
+    try {
+      ctx.monitor.close();
+      contexts.delete(dir);
+      await rm(ctx.priv.dir, { recursive: true, force: true });
+    } finally {
+      await release();
+    }
+  }
+
+  return participant(processNotebookDir, processPolicy, false);
 }

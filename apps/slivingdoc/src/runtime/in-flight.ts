@@ -28,7 +28,9 @@ export function trackInFlight(inner: NotebookService): TrackedService {
     status: (request) => track(inner.status(request)),
     log: (request) => track(inner.log(request)),
     revert: (request) => track(inner.revert(request)),
-    localChanges: () => inner.localChanges(),
+    localChanges: (under) => inner.localChanges(under),
+    session: (options) => inner.session(options),
+    forget: (dir) => inner.forget(dir),
     close: () => inner.close(),
   };
   return {
