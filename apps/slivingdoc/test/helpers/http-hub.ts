@@ -87,10 +87,9 @@ export class HubProcess {
           try {
             const record = JSON.parse(line) as Record<string, unknown>;
             hub.records.push(record);
-            if (record.msg === 'serving MCP over Streamable HTTP') {
-              hub.url = record.url as string;
-              resolve();
-            }
+            if (record.msg === 'serving MCP over Streamable HTTP') hub.url = record.url as string;
+            // The last start-up record: the hub is listening and has said all it says.
+            if (record.msg === 'add this server to a host (docs/hosts.md)') resolve();
           } catch {
             // A refusal line is plain text: kept in `stderr` for the error below.
           }
