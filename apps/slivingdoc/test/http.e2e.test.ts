@@ -99,6 +99,27 @@ describe('serve --listen: tokens decide actor, rights and path sets', () => {
     expect(run.stderr).toMatch(/^slivingdoc: configuration — --listen needs at least one token/);
   });
 
+  it('token list shows names and rights, never tokens; a removed token is refused at once', async () => {
+    const env = sandbox();
+    const token = addToken(env, 'alice');
+    addToken(env, 'bob', '--read-only', '--writable', 'notes');
+    const list = runBin(['token', 'list'], env);
+    expect(list.status).toBe(0);
+    expect(list.stdout).toMatch(/^alice\tread-write\t\S+\nbob\tread-only writable=notes\t\S+\n$/);
+    expect(
+      list.stdout + readFileSync(join(env.XDG_CONFIG_HOME!, 'slivingdoc', 'tokens.json'), 'utf8'),
+    ).not.toContain(token.slice(4));
+    expect(runBin(['token', 'add', 'alice'], env).stderr).toMatch(
+      /configuration — .*already exists/,
+    );
+    const hub = await startHub(env);
+    const session = await hub.connect(token);
+    expect((await session.call('notes_pull', {})).isError).toBe(false);
+    expect(runBin(['token', 'remove', 'alice'], env).status).toBe(0);
+    await expect(session.call('notes_pull', {})).rejects.toThrow(/unknown bearer token/);
+    expect(runBin(['token', 'remove', 'alice'], env).status).toBe(2);
+  });
+
   it("answers a read-only token's commit with READ_ONLY_SESSION and still pulls", async () => {
     const env = sandbox();
     const token = addToken(env, 'reader', '--read-only');
