@@ -146,6 +146,7 @@ export async function createHubPool(opts: HubPoolOptions): Promise<HubPool> {
   return {
     pid: child.pid!,
     writers,
+    pids: () => [child.pid!],
     casAttempts: async () => {
       let total = 0;
       for (const name of await readdir(join(opts.root, 'cas')))
