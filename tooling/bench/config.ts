@@ -1,3 +1,4 @@
+import type { HubConfig } from './scenarios/hub';
 /** Sizes of one run: the issue's figures in full mode, tiny ones for the harness tests. */
 export interface BenchConfig {
   mode: 'full' | 'quick';
@@ -14,6 +15,8 @@ export interface BenchConfig {
   hosts: { hosts: number; writersPerHost: number; durationMs: number };
   /** Issue 17: commits of one writer alone, with group commit and without, alternated. */
   lone: { commits: number };
+  /** Issue 28: N stdio processes beside N sessions of one hub. */
+  hub: HubConfig;
 }
 
 export const FULL: BenchConfig = {
@@ -28,6 +31,14 @@ export const FULL: BenchConfig = {
   appendBurst: { writers: [8, 32, 100] },
   hosts: { hosts: 4, writersPerHost: 16, durationMs: 5000 },
   lone: { commits: 60 },
+  hub: {
+    sessions: 100,
+    seedFiles: 50,
+    idleMs: 5000,
+    saturationWriters: 64,
+    saturationMs: 5000,
+    newSessions: { stdio: 5, hub: 20 },
+  },
 };
 
 export const QUICK: BenchConfig = {
@@ -41,6 +52,14 @@ export const QUICK: BenchConfig = {
   appendBurst: { writers: [2, 4] },
   hosts: { hosts: 2, writersPerHost: 2, durationMs: 600 },
   lone: { commits: 4 },
+  hub: {
+    sessions: 4,
+    seedFiles: 5,
+    idleMs: 200,
+    saturationWriters: 2,
+    saturationMs: 600,
+    newSessions: { stdio: 1, hub: 2 },
+  },
 };
 
 /** Quick mode when `BENCH_QUICK` is set (non-empty, not `0`) or `--quick` is passed. */
@@ -55,7 +74,7 @@ export function poolSize(config: BenchConfig): number {
 }
 
 /** The scenario groups `BENCH_SCENARIOS` can select (comma-separated; default all). */
-export const SCENARIOS = ['raw-cas', 'load', 'notebook', 'append-burst'] as const;
+export const SCENARIOS = ['raw-cas', 'load', 'notebook', 'append-burst', 'hub'] as const;
 export type ScenarioGroup = (typeof SCENARIOS)[number];
 
 /** The groups `BENCH_SCENARIOS` names (all when unset or empty); throws on an unknown name. */

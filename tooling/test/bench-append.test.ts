@@ -50,7 +50,13 @@ describe('append burst: resolving and checking', () => {
   });
 
   it('BENCH_SCENARIOS selects scenario groups and refuses unknown ones; quick mode stays small', () => {
-    expect([...selectedScenarios({})]).toEqual(['raw-cas', 'load', 'notebook', 'append-burst']);
+    expect([...selectedScenarios({})]).toEqual([
+      'raw-cas',
+      'load',
+      'notebook',
+      'append-burst',
+      'hub',
+    ]);
     expect([...selectedScenarios({ BENCH_SCENARIOS: 'append-burst' })]).toEqual(['append-burst']);
     expect(() => selectedScenarios({ BENCH_SCENARIOS: 'append' })).toThrow(/unknown scenario/);
     expect(Math.max(...QUICK.appendBurst.writers)).toBeLessThanOrEqual(4);

@@ -84,6 +84,7 @@ export {
   type PublicationResult,
   type PullRequest,
   type RevertRequest,
+  type SessionOptions,
   type StateRequest,
   type StatusRequest,
 } from './service';

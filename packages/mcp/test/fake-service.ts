@@ -80,6 +80,15 @@ export class FakeNotebookService implements NotebookService {
   }
 
   async close(): Promise<void> {}
+
+  // Sessions belong to the app's HTTP hub, never to the adapter.
+  session(): Promise<never> {
+    return Promise.reject(new Error("sessions are not the adapter's"));
+  }
+
+  forget(): Promise<never> {
+    return Promise.reject(new Error("forget is not the adapter's"));
+  }
 }
 
 /** Every record the adapter logged, with its level and msg. */

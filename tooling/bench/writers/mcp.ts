@@ -93,6 +93,11 @@ class McpWriter implements Writer {
     return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS_PER_SECOND;
   }
 
+  /** The server process's id (memory figures read /proc with it). */
+  get pid(): number | undefined {
+    return this.transport.pid ?? undefined;
+  }
+
   /** The last few KiB the server logged, for a report when a writer misbehaves. */
   lastLog(): string {
     return this.stderrTail;
@@ -179,6 +184,7 @@ export async function createMcpPool(opts: McpPoolOptions): Promise<WriterPool> {
   });
   return {
     writers,
+    pids: () => writers.flatMap((writer) => (writer.pid === undefined ? [] : [writer.pid])),
     casAttempts: () => countedAttempts(casDir),
     cpuMs: async () => {
       const each = await Promise.all(writers.map((w) => w.cpuMs()));

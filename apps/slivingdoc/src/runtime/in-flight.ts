@@ -34,7 +34,9 @@ export function trackInFlight(inner: NotebookService): TrackedService {
     files: (request) => track(inner.files(request)),
     readFile: (request) => track(inner.readFile(request)),
     blame: (request) => track(inner.blame(request)),
-    localChanges: () => inner.localChanges(),
+    localChanges: (under) => inner.localChanges(under),
+    session: (options) => inner.session(options),
+    forget: (dir) => inner.forget(dir),
     close: () => inner.close(),
   };
   return {
