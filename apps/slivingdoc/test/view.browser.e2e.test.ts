@@ -601,4 +601,41 @@ describe('slivingdoc view in Chromium', () => {
       await writer.close();
     },
   );
+
+  it(
+    'is served by serve --listen at / beside /mcp, a token of the token file logging in',
+    SLOW,
+    async () => {
+      const token = addToken(defaultTokenFilePath(env, env.HOME), 'hub-reader', { readOnly: true });
+      const hub = spawn(process.execPath, [bin, 'serve', '--listen', '127.0.0.1:0'], { env });
+      try {
+        const url = await new Promise<string>((resolve, reject) => {
+          let err = '';
+          hub.stderr?.on('data', (chunk: Buffer) => {
+            err += chunk.toString('utf8');
+            const found = /"url":"(http:\/\/127\.0\.0\.1:\d+)\/mcp"/.exec(err);
+            if (found) resolve(found[1] as string);
+          });
+          hub.once('exit', (code) => reject(new Error(`serve exited ${code}: ${err}`)));
+        });
+        const login = await fetch(`${url}/history?token=${token}`, { redirect: 'manual' });
+        expect(login.status).toBe(303);
+        expect(login.headers.get('location')).toBe('/history');
+        const cookie = (login.headers.get('set-cookie') ?? '').split(';')[0] as string;
+        const page = await (await fetch(`${url}/history`, { headers: { cookie } })).text();
+        for (const publication of log().slice(0, 3))
+          expect(page).toContain(`<a href="/publications/${publication.generation}">`);
+        // A read-only token: no revert form; /mcp still answers MCP's own refusal without a bearer.
+        const latest = log()[0]!.generation;
+        const detail = await (
+          await fetch(`${url}/publications/${latest}`, { headers: { cookie } })
+        ).text();
+        expect(detail).not.toContain('/revert');
+        expect((await fetch(`${url}/mcp`, { method: 'POST' })).status).toBe(401);
+      } finally {
+        hub.kill('SIGTERM');
+        if (hub.exitCode === null) await new Promise((r) => hub.once('exit', r));
+      }
+    },
+  );
 });

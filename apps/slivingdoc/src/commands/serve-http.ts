@@ -1,3 +1,5 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { join } from 'node:path';
 import type { Scrubber } from '@slivingdoc/envelope';
 import {
   type Listener,
@@ -123,7 +125,7 @@ async function start(
 ) {
   const store = await openStore(config.store);
   await probeStore(store);
-  const [{ startService }, { SessionHub }] = await Promise.all([
+  const [{ startService }, { SessionHub, MCP_PATH }] = await Promise.all([
     import('../runtime/service'),
     import('../runtime/http-hub'),
   ]);
@@ -139,9 +141,14 @@ async function start(
     (req, res) => {
       // The hub needs the bound port; a request in the instant before it exists waits for nothing.
       if (hub === undefined) res.writeHead(503, { 'Retry-After': '1' }).end();
-      else hub.handle(req, res);
+      else if (new URL(req.url ?? '/', 'http://x').pathname === MCP_PATH) hub.handle(req, res);
+      else view(req, res);
     },
   );
+  const view = await viewHandler(service, roots, tokens, logging, () => ({
+    host: listen.host,
+    port: listener.port,
+  }));
   hub = new SessionHub({
     listen,
     port: listener.port,
@@ -153,4 +160,37 @@ async function start(
     scrubber,
   });
   return { hub, listener, service, store };
+}
+
+/**
+ * The web view beside `/mcp` (docs/view.md): every other path. It reads and reverts through a
+ * participant of its own, `.view` below the sessions' base, pulled on the first view request;
+ * a token of the token file logs in (its name is the actor of its reverts).
+ */
+async function viewHandler(
+  service: Awaited<ReturnType<typeof import('../runtime/service').startService>>,
+  roots: Roots,
+  tokens: OpenTokenFile,
+  logging: Logging,
+  address: () => { host: string; port: number },
+): Promise<(req: IncomingMessage, res: ServerResponse) => void> {
+  const { createViewHandler } = await import('@slivingdoc/view');
+  const participant = await service.session({ notebookDir: join(roots.notebookDir, '.view') });
+  const handler = createViewHandler({
+    service: participant,
+    address,
+    verify: (token) => tokens.verify(token),
+    log: logging.module('app'),
+  });
+  let pulled: Promise<unknown> | undefined;
+  return (req, res) => {
+    pulled ??= participant.pull({}).catch((err: unknown) => {
+      pulled = undefined;
+      throw err;
+    });
+    pulled.then(
+      () => handler(req, res),
+      () => res.writeHead(503, { 'Retry-After': '1' }).end(),
+    );
+  };
 }

@@ -57,7 +57,7 @@ export async function runView(invocation: ViewInvocation): Promise<number> {
 }
 
 async function start(
-  { config, listen }: ViewInvocation,
+  { config, listen, tokenFile }: ViewInvocation,
   roots: Roots,
   logging: ReturnType<typeof processLogging>['logging'],
   log: ReturnType<ReturnType<typeof processLogging>['logging']['module']>,
@@ -71,7 +71,7 @@ async function start(
     import('@slivingdoc/view'),
     import('@slivingdoc/http'),
   ]);
-  const tokens = http.openTokenFile(http.defaultTokenFilePath(process.env), {
+  const tokens = http.openTokenFile(tokenFile, {
     onProblem: (problem: unknown) => log.warn({ problem: String(problem) }, 'token file refused'),
   });
   const token = `sld_${randomBytes(32).toString('base64url')}`;

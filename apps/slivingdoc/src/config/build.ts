@@ -49,6 +49,7 @@ export function buildInvocation(
       kind: 'view',
       config: buildConfig(flags, env, context, undefined),
       listen: parseListenAddress(setting.source, setting.raw),
+      tokenFile: tokenFile(env, context),
     };
   }
   const path = resolveUserPath('path', commandLine.path, context.cwd, context.home);

@@ -60,6 +60,8 @@ export type Invocation =
       config: AppConfig;
       /** Where the view listens (`--listen HOST:PORT`). */
       listen: { host: string; port: number };
+      /** The token file whose tokens log in too (as for `serve --listen`). */
+      tokenFile: string;
     }
   | { kind: 'pull'; path: string; config: AppConfig; quiet: boolean }
   | { kind: 'commit'; path: string; message: string; config: AppConfig; quiet: boolean }
