@@ -612,3 +612,40 @@ describe('serve --listen and token', () => {
     });
   });
 });
+
+describe('blame and view', () => {
+  it('blame takes a path and a notebook file, or a file inside the path', async () => {
+    expect(await parse(['blame', 'nb', 'notes/a.md', '--json'])).toMatchObject({
+      kind: 'blame',
+      path: '/work/cwd/nb',
+      file: 'notes/a.md',
+      json: true,
+    });
+    expect(await parse(['blame', '/abs/nb', '/abs/nb/sub/b.md'])).toMatchObject({
+      file: 'sub/b.md',
+      json: false,
+    });
+    expect(await parse(['blame', '/work/cwd', './c.md'])).toMatchObject({ file: 'c.md' });
+    expect(await refusal(['blame', 'nb'])).toMatchObject({ what: 'usage', exitCode: 2 });
+    expect(await refusal(['blame', 'nb', 'a', 'b'])).toMatchObject({ what: 'usage' });
+    expect(await refusal(['log', 'nb', '--listen', '127.0.0.1:1'])).toMatchObject({
+      what: 'usage',
+    });
+  });
+
+  it('view needs --listen HOST:PORT (flag or SLIVINGDOC_LISTEN) and takes no path', async () => {
+    expect(await parse(['view', '--listen', '127.0.0.1:8080'])).toMatchObject({
+      kind: 'view',
+      listen: { host: '127.0.0.1', port: 8080 },
+      tokenFile: '/home/u/.config/slivingdoc/tokens.json',
+    });
+    expect(await parse(['view'], { SLIVINGDOC_LISTEN: '[::1]:0' })).toMatchObject({
+      listen: { port: 0 },
+    });
+    expect(await refusal(['view'])).toMatchObject({ what: 'usage', exitCode: 2 });
+    expect(await refusal(['view', 'nb', '--listen', '127.0.0.1:1'])).toMatchObject({
+      what: 'usage',
+    });
+    expect((await refusal(['view', '--listen', 'nowhere'])).exitCode).toBe(2);
+  });
+});
