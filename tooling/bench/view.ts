@@ -11,6 +11,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { gzipSync } from 'node:zlib';
 import { createEmbeddedStore, createNotebookService } from '@slivingdoc/engine';
 
 const repoRoot = resolve(import.meta.dirname, '../..');
@@ -106,7 +107,14 @@ async function main(): Promise<void> {
     const blameCold = await timed('/blame/big.md');
     const blameRuns: number[] = [];
     for (let i = 0; i < 3; i += 1) blameRuns.push(await timed('/blame/big.md'));
+    // The first page as a browser loads it: the HTML of / and its two assets, gzip-compressed.
+    let firstPageGzipBytes = 0;
+    for (const path of ['/', '/assets/view.js', '/assets/view.css']) {
+      const body = await (await fetch(`${origin}${path}`, { headers: { cookie } })).arrayBuffer();
+      firstPageGzipBytes += gzipSync(Buffer.from(body)).byteLength;
+    }
     Object.assign(figures, {
+      firstPageGzipBytes,
       historyFirstMs: round(historyCold),
       historyMedianMs: round(history),
       historyLastPageMs: round(lastPage),
@@ -127,6 +135,7 @@ async function main(): Promise<void> {
     ['/history painted in Chromium (ms)', figures.historyPaintMs, 1000],
     ['blame of the file (median, ms)', figures.blameMedianMs, 1000],
     ['new publication visible after OK (max, ms)', figures.liveMaxMs, 3000],
+    ['first page, gzip (bytes)', figures.firstPageGzipBytes, 200 * 1024],
   ] as const;
   const rows = targets.map(
     ([what, value, limit]) =>

@@ -1,7 +1,9 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { chmodSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
-import { homedir } from 'node:os';
-import { dirname, isAbsolute, join } from 'node:path';
+import { dirname } from 'node:path';
+import { defaultTokenFilePath } from './token-path';
+
+export { defaultTokenFilePath };
 
 /**
  * What one token lets its bearer do. `name` is the session's actor; the path sets, when
@@ -42,20 +44,6 @@ export class TokenFileError extends Error {
 
 /** The prefix of every token, so a leaked one is recognisable by secret scanners. */
 const TOKEN_PREFIX = 'sld_';
-
-/**
- * The token file: `$XDG_CONFIG_HOME/slivingdoc/tokens.json` when XDG_CONFIG_HOME is an
- * absolute path (the XDG base directory rule: a relative one is ignored), else
- * `~/.config/slivingdoc/tokens.json`.
- */
-export function defaultTokenFilePath(
-  env: Readonly<Record<string, string | undefined>> = process.env,
-  home: string = homedir(),
-): string {
-  const xdg = env.XDG_CONFIG_HOME;
-  const base = xdg !== undefined && isAbsolute(xdg) ? xdg : join(home, '.config');
-  return join(base, 'slivingdoc', 'tokens.json');
-}
 
 const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest();
 

@@ -2,7 +2,8 @@
 
 import { isAbsolute, relative, resolve, sep } from 'node:path';
 import { DEFAULT_ACTOR, isValidActor } from '@slivingdoc/engine/actor';
-import { defaultTokenFilePath } from '@slivingdoc/http';
+// The subpath, not the barrel: the barrel would load the HTTP edge before `serve` answers.
+import { defaultTokenFilePath } from '@slivingdoc/http/token-path';
 import { createPathPolicy, PathSetError } from '@slivingdoc/policy';
 import type { CommandLine, Flags, TokenCommandLine } from './command-line';
 import { defaultPrivateRoot, overlaps } from './paths';
