@@ -39,5 +39,5 @@ if [[ -z $scenarios || -n $others ]]; then
   BENCH_SCENARIOS=$others tooling/node_modules/.bin/tsx tooling/bench/run.ts "$@"
 fi
 if [[ -z $scenarios || ,$scenarios, == *,view,* ]]; then
-  tooling/node_modules/.bin/tsx tooling/bench/view.ts
+  tooling/node_modules/.bin/tsx tooling/bench/view.ts "$@"
 fi

@@ -17,9 +17,11 @@ import { createEmbeddedStore, createNotebookService } from '@slivingdoc/engine';
 const repoRoot = resolve(import.meta.dirname, '../..');
 const bin = join(repoRoot, 'apps/slivingdoc/dist/cli.js');
 const CHROMIUM = '/usr/bin/chromium';
-const PUBLICATIONS = Number(
-  process.env.BENCH_VIEW_PUBLICATIONS ?? (process.env.BENCH_QUICK ? 100 : 1000),
-);
+// Quick mode as the other scenarios read it (tooling/bench/config.ts).
+const QUICK =
+  process.argv.includes('--quick') ||
+  (!!process.env.BENCH_QUICK && process.env.BENCH_QUICK !== '0');
+const PUBLICATIONS = Number(process.env.BENCH_VIEW_PUBLICATIONS ?? (QUICK ? 100 : 1000));
 const LINES = 1000;
 
 function progress(text: string): void {

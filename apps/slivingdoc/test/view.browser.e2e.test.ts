@@ -379,7 +379,7 @@ describe('slivingdoc view in Chromium', () => {
   });
 
   it(
-    'passes axe-core with no serious or critical violation on every page, in both schemes',
+    'passes axe-core with no serious or critical violation on every page, in both schemes, and works by keyboard',
     SLOW,
     async () => {
       for (const colorScheme of ['light', 'dark'] as const) {
@@ -400,6 +400,35 @@ describe('slivingdoc view in Chromium', () => {
         if (colorScheme === 'dark') await page.screenshot({ path: join(SCREENSHOTS, 'dark.png') });
         await context.close();
       }
+
+      // The keyboard alone: the skip link first, then the navigation; the filters by label;
+      // the revert button reachable by Tab and labelled by what it does.
+      const context = await browser.newContext();
+      const page = await login(context);
+      const focused = () => page.evaluate(() => document.activeElement?.textContent?.trim() ?? '');
+      await page.keyboard.press('Tab');
+      expect(await focused()).toBe('Skip to content');
+      await page.keyboard.press('Enter');
+      expect(page.url()).toBe(`${origin}/#content`);
+      await page.goto(`${origin}/history`);
+      await page.keyboard.press('Tab');
+      await page.keyboard.press('Tab');
+      expect(await focused()).toBe('Files');
+      await page.keyboard.press('Tab');
+      expect(await focused()).toBe('History');
+      await page.getByLabel('Actor').focus();
+      await page.keyboard.type('claude-code');
+      await page.keyboard.press('Enter');
+      await page.waitForURL(/actor=claude-code/);
+      const generation = log().find((p) => p.actor === 'claude-code')!.generation;
+      await page.goto(`${origin}/publications/${generation}`);
+      let reached = '';
+      for (let i = 0; i < 20 && !reached.startsWith('Revert'); i += 1) {
+        await page.keyboard.press('Tab');
+        reached = await focused();
+      }
+      expect(reached).toBe(`Revert generation ${generation}`);
+      await context.close();
     },
   );
 
