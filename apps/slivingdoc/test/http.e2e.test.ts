@@ -222,6 +222,37 @@ describe('serve --listen: refusals before any MCP handling', () => {
     expect(JSON.stringify(hub.records)).not.toContain(token.slice(4));
   });
 
+  it('429 for a request beyond the calls one session may have in progress', async () => {
+    const env = sandbox();
+    const token = addToken(env, 'alice');
+    const hub = await startHub(env, ['--session-calls', '1']);
+    const session = await hub.connect(token);
+    const headers = {
+      ...mcpHeaders(hub.url, token),
+      'Mcp-Session-Id': session.transport.sessionId!,
+      'Mcp-Protocol-Version': '2025-06-18',
+    };
+    // A request whose body has not ended holds the session's one place.
+    const { request } = await import('node:http');
+    const slow = request(hub.url, { method: 'POST', headers });
+    slow.on('error', () => undefined);
+    slow.write('{"jsonrpc":"2.0",');
+    let second = await rawRequest(hub.url, {
+      headers,
+      body: '{"jsonrpc":"2.0","id":9,"method":"ping"}',
+    });
+    while (second.status !== 429) {
+      // The slow request may not have reached the hub yet: ask again until it holds the place.
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      second = await rawRequest(hub.url, {
+        headers,
+        body: '{"jsonrpc":"2.0","id":9,"method":"ping"}',
+      });
+    }
+    expect(second.headers['retry-after']).toBe('1');
+    slow.destroy();
+  });
+
   it('a session answers only the token that opened it', async () => {
     const env = sandbox();
     const alice = addToken(env, 'alice');

@@ -158,12 +158,16 @@ export class SessionHub {
     grant: TokenGrant,
     existing: Session | undefined,
   ): Promise<void> {
-    if (existing !== undefined && existing.active >= this.#init.listen.maxCallsPerSession)
-      return this.#refuse(req, res, {
-        status: 429,
-        reason: 'too many requests in progress in this session',
-        headers: { 'Retry-After': '1' },
-      });
+    if (existing !== undefined) {
+      if (existing.active >= this.#init.listen.maxCallsPerSession)
+        return this.#refuse(req, res, {
+          status: 429,
+          reason: 'too many requests in progress in this session',
+          headers: { 'Retry-After': '1' },
+        });
+      // Held from the first byte: a slow body occupies its place like a running call.
+      this.#hold(existing, res);
+    }
     const body = await readBody(req);
     if (!body.ok) return this.#refuse(req, res, body);
     const text = body.body.toString('utf8');
@@ -192,19 +196,23 @@ export class SessionHub {
           headers: { 'Retry-After': RETRY_AFTER_SECONDS },
         });
       session = await this.#open(grant);
+      this.#hold(session, res);
     }
     markDuplicateKeys(parsed, text, session.duplicateKeys);
+    await session.transport.handleRequest(req, res, parsed);
+  }
+
+  /** Counts a POST against its session until its response ends (limits, idle, shutdown). */
+  #hold(session: Session, res: ServerResponse): void {
     session.active += 1;
     session.lastSeen = Date.now();
     const done = new Promise<void>((resolve) => res.once('close', resolve));
     this.#requests.add(done);
-    const live = session;
     void done.then(() => {
-      live.active -= 1;
-      live.lastSeen = Date.now();
+      session.active -= 1;
+      session.lastSeen = Date.now();
       this.#requests.delete(done);
     });
-    await session.transport.handleRequest(req, res, parsed);
   }
 
   /** A new session for `grant`: its directory, its participant of the service, its MCP server. */
