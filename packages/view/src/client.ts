@@ -116,6 +116,7 @@ pre { background: var(--code); padding: .75rem; overflow-x: auto; white-space: p
 .markdown .href, .markdown .image code { color: var(--muted); }
 .scroll { overflow-x: auto; }
 table.lines, table.diff, table.blame, table.history { border-collapse: collapse; width: 100%; }
+th { text-align: left; padding: .25rem .5rem; }
 table.lines td, table.diff td, table.blame td { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace;
   font-size: .85rem; padding: 0 .5rem; vertical-align: top; white-space: pre-wrap; overflow-wrap: anywhere; }
 td.ln { color: var(--muted); text-align: right; user-select: none; width: 1%; white-space: nowrap; }
