@@ -44,6 +44,10 @@ set -a
 source <(tr ' ' '\n' <"$rgw_env")
 set +a
 
+stage=browser
+echo "== Chromium for the browser tests (Debian's package)"
+bash tooling/browser/install-chromium.sh >/dev/null
+
 stage=node-24
 echo "== Node 24 (npm registry's node package)"
 node24=$(bash tooling/node/install-node.sh 24)

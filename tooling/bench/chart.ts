@@ -34,6 +34,7 @@ const PANEL_FOOT = 26;
 
 const COLORS: Record<System, { embedded: string; other: string }> = {
   'slivingdoc-mcp': { embedded: '#1f5fbf', other: '#6f9fe6' },
+  'slivingdoc-hub': { embedded: '#7a3fbf', other: '#b58ee6' },
   'slivingdoc-engine': { embedded: '#138a72', other: '#6cc7b4' },
   git: { embedded: '#d9661f', other: '#d9661f' },
 };

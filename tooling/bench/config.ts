@@ -1,3 +1,4 @@
+import type { HubConfig } from './scenarios/hub';
 /** Sizes of one run: the issue's figures in full mode, tiny ones for the harness tests. */
 export interface BenchConfig {
   mode: 'full' | 'quick';
@@ -19,6 +20,8 @@ export interface BenchConfig {
    * (`BENCH_LONG_RUN_COMMITS` overrides both counts, e.g. 50000).
    */
   longRun: { embedded: number; s3: number; window: number };
+  /** Issue 28: N stdio processes beside N sessions of one hub. */
+  hub: HubConfig;
 }
 
 export const FULL: BenchConfig = {
@@ -34,6 +37,14 @@ export const FULL: BenchConfig = {
   hosts: { hosts: 4, writersPerHost: 16, durationMs: 5000 },
   lone: { commits: 60 },
   longRun: { embedded: 10_000, s3: 3_000, window: 500 },
+  hub: {
+    sessions: 100,
+    seedFiles: 50,
+    idleMs: 5000,
+    saturationWriters: 64,
+    saturationMs: 5000,
+    newSessions: { stdio: 5, hub: 20 },
+  },
 };
 
 export const QUICK: BenchConfig = {
@@ -48,6 +59,14 @@ export const QUICK: BenchConfig = {
   hosts: { hosts: 2, writersPerHost: 2, durationMs: 600 },
   lone: { commits: 4 },
   longRun: { embedded: 24, s3: 12, window: 8 },
+  hub: {
+    sessions: 4,
+    seedFiles: 5,
+    idleMs: 200,
+    saturationWriters: 2,
+    saturationMs: 600,
+    newSessions: { stdio: 1, hub: 2 },
+  },
 };
 
 /** Quick mode when `BENCH_QUICK` is set (non-empty, not `0`) or `--quick` is passed. */
@@ -67,7 +86,14 @@ export function poolSize(config: BenchConfig): number {
 }
 
 /** The scenario groups `BENCH_SCENARIOS` can select (comma-separated; default all). */
-export const SCENARIOS = ['raw-cas', 'load', 'notebook', 'append-burst', 'long-run'] as const;
+export const SCENARIOS = [
+  'raw-cas',
+  'load',
+  'notebook',
+  'append-burst',
+  'long-run',
+  'hub',
+] as const;
 export type ScenarioGroup = (typeof SCENARIOS)[number];
 
 /** The groups `BENCH_SCENARIOS` names (all when unset or empty); throws on an unknown name. */

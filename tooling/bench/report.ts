@@ -1,7 +1,8 @@
+import type { HubComparison } from './scenarios/hub';
 import type { LatencySummary } from './stats';
 
 /** Who did the work: slivingdoc over MCP stdio, slivingdoc in-process, or the git baseline. */
-export type System = 'slivingdoc-mcp' | 'slivingdoc-engine' | 'git';
+export type System = 'slivingdoc-mcp' | 'slivingdoc-hub' | 'slivingdoc-engine' | 'git';
 /** Where the shared state lived. git's bare repository is always on local disk. */
 export type StoreKind = 'embedded' | 's3' | 'local-disk';
 /** `hosts`: saturation by writers in separate gate scopes, as on separate machines (issue 17). */
@@ -172,6 +173,8 @@ export interface BenchReport {
   lone?: LoneResult[];
   /** Absent in reports written before issue 27. */
   longRun?: LongRunResult[];
+  /** Issue 28: N stdio processes beside N sessions of one hub. Absent in older reports. */
+  hub?: HubComparison[];
   targets: TargetCheck[];
   errors: ScenarioError[];
 }

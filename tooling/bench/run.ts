@@ -20,6 +20,7 @@ import { describeSizes, groupSizes, lastPosition } from './group-sizes';
 import { measureRawCas } from './raw-cas';
 import type { BenchReport, LoadResult, StoreKind, System } from './report';
 import { runAppendBurst } from './scenarios/append';
+import { type HubComparison, measureSide } from './scenarios/hub';
 import { type LoadRun, runBurst, runDistributed, runSaturation } from './scenarios/load';
 import { runLone } from './scenarios/lone';
 import { runLongRun } from './scenarios/long-run';
@@ -29,6 +30,7 @@ import { renderReport } from './table';
 import { evaluateTargets } from './targets';
 import { createEnginePool } from './writers/engine';
 import { createGitPool } from './writers/git';
+import { createHubPool, type HubPool } from './writers/hub';
 import { createMcpPool } from './writers/mcp';
 import type { WriterPool } from './writers/types';
 
@@ -36,7 +38,7 @@ const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 
 type Accumulated = Pick<
   BenchReport,
-  'load' | 'pull' | 'scale' | 'rawCas' | 'appendBurst' | 'lone' | 'longRun' | 'errors'
+  'load' | 'pull' | 'scale' | 'rawCas' | 'appendBurst' | 'lone' | 'longRun' | 'hub' | 'errors'
 >;
 
 function progress(text: string): void {
@@ -193,6 +195,83 @@ async function runGroupScenarios(
 }
 
 /**
+ * Issue 28 on one store: the same agents as stdio processes and as sessions of one hub, each
+ * side on a prefix of its own, measured by the same scenario code.
+ */
+async function runHubComparison(
+  acc: Accumulated,
+  config: BenchConfig,
+  target: StoreTarget,
+  cli: string,
+  prefix: (name: string) => string,
+  root: string,
+  nodeArgs: string[],
+): Promise<void> {
+  const store = target.kind;
+  const { hub: shape } = config;
+  await attempt(
+    acc,
+    { scenario: `hub ${shape.sessions}`, system: 'slivingdoc-hub', store },
+    async () => {
+      const stdio = await measureSide({
+        system: 'slivingdoc-mcp',
+        store,
+        config: shape,
+        makePool: async () =>
+          createMcpPool({
+            cli,
+            target,
+            prefix: prefix('hub-stdio'),
+            retries: config.retries,
+            nodeArgs,
+            root: await mkdtemp(join(root, 'hub-stdio-')),
+            count: shape.sessions,
+            pullFirst: true,
+          }),
+        // A new stdio agent: its own process, started and connected, then its first pull.
+        newSessionMs: async () => {
+          const start = performance.now();
+          const one = await createMcpPool({
+            cli,
+            target,
+            prefix: prefix('hub-stdio'),
+            retries: config.retries,
+            nodeArgs,
+            root: await mkdtemp(join(root, 'hub-stdio-new-')),
+            count: 1,
+            pullFirst: true,
+          });
+          const ms = performance.now() - start;
+          await one.close();
+          return ms;
+        },
+        newSessions: shape.newSessions.stdio,
+      });
+      const hub = await measureSide({
+        system: 'slivingdoc-hub',
+        store,
+        config: shape,
+        makePool: async () =>
+          createHubPool({
+            cli,
+            target,
+            prefix: prefix('hub-sessions'),
+            retries: config.retries,
+            nodeArgs,
+            root: await mkdtemp(join(root, 'hub-')),
+            count: shape.sessions,
+            pullFirst: true,
+          }),
+        newSessionMs: (pool) => (pool as HubPool).newSessionMs(),
+        newSessions: shape.newSessions.hub,
+      });
+      const comparison: HubComparison = { scenario: 'hub', store, stdio, hub };
+      acc.hub = [...(acc.hub ?? []), comparison];
+    },
+  );
+}
+
+/**
  * Copies the built app aside (its dependencies linked, not copied): other work in the same
  * checkout may rebuild apps/slivingdoc/dist, and `tsup --clean` would pull the bin from under
  * the server processes this run keeps starting.
@@ -320,6 +399,10 @@ async function runStore(
           }),
         checkpoint,
       );
+  }
+  if (scenarios.has('hub')) {
+    await runHubComparison(acc, config, target, cli, prefix, root, nodeArgs);
+    await checkpoint();
   }
   if (scenarios.has('append-burst')) {
     await runAppendBursts(
@@ -460,6 +543,7 @@ async function main(): Promise<void> {
     appendBurst: [],
     lone: [],
     longRun: [],
+    hub: [],
     errors: [],
   };
   // BENCH_SCENARIOS=raw-cas,load,notebook,append-burst (default all) runs a subset.

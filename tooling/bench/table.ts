@@ -1,5 +1,6 @@
 import { formatNumber, renderColumns } from '@slivingdoc/testkit/table';
 import { type BenchReport, label } from './report';
+import { hubRows } from './scenarios/hub';
 import type { LatencySummary } from './stats';
 
 const ms = (s: LatencySummary | undefined, key: keyof LatencySummary) => formatNumber(s?.[key], 0);
@@ -169,6 +170,14 @@ export function renderReport(report: BenchReport): string {
           ms(r.latency, 'p90'),
           ms(r.latency, 'max'),
         ]),
+      ),
+    );
+  }
+  if ((report.hub ?? []).length > 0) {
+    sections.push(
+      renderColumns(
+        ['one host, many agents (issue 28)', 'store', 'stdio processes', 'one hub', 'target'],
+        hubRows(report.hub ?? []),
       ),
     );
   }

@@ -56,6 +56,7 @@ describe('append burst: resolving and checking', () => {
       'notebook',
       'append-burst',
       'long-run',
+      'hub',
     ]);
     expect([...selectedScenarios({ BENCH_SCENARIOS: 'append-burst' })]).toEqual(['append-burst']);
     expect(() => selectedScenarios({ BENCH_SCENARIOS: 'append' })).toThrow(/unknown scenario/);

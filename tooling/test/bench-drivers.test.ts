@@ -9,6 +9,7 @@ import { measureRawCas } from '../bench/raw-cas';
 import { noteContent, runBurst } from '../bench/scenarios/load';
 import { embeddedTarget } from '../bench/stores';
 import { createEnginePool } from '../bench/writers/engine';
+import { createHubPool } from '../bench/writers/hub';
 import { createMcpPool } from '../bench/writers/mcp';
 import type { WriterPool } from '../bench/writers/types';
 import { repoRoot } from '../vitest-shared.ts';
@@ -62,6 +63,32 @@ describe('bench drivers', { timeout: 180_000 }, () => {
     // at least one conditional write of `current` per accepted commit, counted in the servers
     expect(metrics.casAttemptsPerCommit).toBeGreaterThanOrEqual(1);
     await expectBothNotesShared(pool);
+  });
+
+  it('drives sessions of one serve --listen hub over Streamable HTTP, one token each', async () => {
+    const root = tempRoot();
+    const pool = await createHubPool({
+      cli,
+      target: embeddedTarget(join(root, 'store')),
+      prefix: 'drivers-hub',
+      root: join(root, 'hub'),
+      count: 3,
+      retries: 8,
+      pullFirst: true,
+    });
+    pools.push(pool);
+    expect(pool.pids?.()).toEqual([pool.pid]);
+    const run = {
+      system: 'slivingdoc-hub' as const,
+      store: 'embedded' as const,
+      pool: { ...pool, writers: pool.writers.slice(0, 2) },
+      sequence: [],
+    };
+    const { metrics } = await runBurst(run, { writers: 2 });
+    expect(metrics).toMatchObject({ attempted: 2, accepted: 2, remoteBusy: 0, failed: 0 });
+    expect(metrics.casAttemptsPerCommit).toBeGreaterThan(0);
+    await expectBothNotesShared(pool);
+    expect(await pool.newSessionMs()).toBeGreaterThan(0);
   });
 
   it('drives the in-process engine on the same kind of store', async () => {

@@ -26,6 +26,11 @@ async function main(argv: string[]): Promise<number> {
     case 'refusal':
       return refuse(invocation);
     case 'serve':
+      if (invocation.config.listen !== undefined)
+        return (await import('./commands/serve-http')).runServeHttp(
+          invocation.config,
+          invocation.config.listen,
+        );
       return (await import('./commands/serve')).runServe(invocation.config);
     case 'pull':
     case 'commit':
@@ -34,8 +39,14 @@ async function main(argv: string[]): Promise<number> {
       return (await import('./commands/status')).runStatus(invocation);
     case 'log':
       return (await import('./commands/log')).runLog(invocation);
+    case 'blame':
+      return (await import('./commands/blame')).runBlame(invocation);
     case 'revert':
       return (await import('./commands/revert')).runRevert(invocation);
+    case 'token':
+      return (await import('./commands/token')).runToken(invocation.command, invocation.tokenFile);
+    case 'view':
+      return (await import('./commands/view')).runView(invocation);
   }
 }
 

@@ -64,11 +64,14 @@ One living notebook shared by many agents and humans.
 
 Commands:
   serve, s                       run the MCP server over stdio (tools notes_pull, notes_commit)
+  view --listen HOST:PORT        serve the web view of the notebook (history, diffs, blame)
   pull, p <path>                 bring the notebook directory <path> up to date
   commit, c <path> -m <message>  publish the edits in <path>
   status <path>                  unpublished changes, and how far <path> is behind the store
   log <path>                     the latest publications: generation, time, actor, message
+  blame <path> <file>            who last changed each line of <file>, and when
   revert <path> --generation N   undo publication N, published as a new commit
+  token add|list|remove          the bearer tokens of serve --listen
   version, v, --version, -V      print the version
 
 Run slivingdoc <command> --help for a command's own options.
@@ -86,7 +89,28 @@ const COMMAND_HELP: Record<string, string> = {
   serve: `Usage: slivingdoc serve [options]
 
 Runs the MCP server over stdio with the tools notes_pull and notes_commit. Each client's
-commits carry its clientInfo.name as their actor unless --actor is given.`,
+commits carry its clientInfo.name as their actor unless --actor is given.
+
+With --listen, serves MCP over Streamable HTTP at http://HOST:PORT/mcp to many agents at once
+instead: every request needs a token (slivingdoc token add NAME), whose name is the actor.
+
+  --listen <host:port>            serve over HTTP (SLIVINGDOC_LISTEN); loopback unless --listen-public
+  --listen-public                 allow a non-loopback address (traffic is not encrypted)
+  --allow-origin <origin>         a browser origin let in, repeatable (SLIVINGDOC_ALLOWED_ORIGINS); default none
+  --max-sessions <n>              live sessions (SLIVINGDOC_MAX_SESSIONS), default 256
+  --session-idle-timeout <s>      idle seconds that end a session (SLIVINGDOC_SESSION_IDLE_TIMEOUT), default 1800
+  --session-calls <n>             requests in progress per session (SLIVINGDOC_SESSION_CALLS), default 8`,
+  token: `Usage: slivingdoc token add NAME [--read-only] [--writable <paths>] [--read-only-paths <paths>]
+       slivingdoc token list
+       slivingdoc token remove NAME
+
+Manages the bearer tokens of serve --listen, kept hashed in $XDG_CONFIG_HOME/slivingdoc/tokens.json
+(else ~/.config/slivingdoc/tokens.json; SLIVINGDOC_TOKEN_FILE moves it). add prints the new token
+once; its NAME is the actor of its sessions and names their directory.
+
+  --read-only                     the token's sessions may pull but never commit
+  --writable <paths>              the sessions' writable set (replaces the server's), repeatable
+  --read-only-paths <paths>       the sessions' read-only set (replaces the server's), repeatable`,
   pull: `Usage: slivingdoc pull <path> [options]
 
 Brings the notebook directory <path> up to date: merges its unpublished edits onto the latest
@@ -115,6 +139,20 @@ the first line of the message.
   --stat                          per-file insertions and deletions
   --full                          the whole message
   --json                          print one JSON object instead (docs/cli.md lists its fields)`,
+  blame: `Usage: slivingdoc blame <path> <file> [options]
+
+For every line of <file> (a notebook path, or a file inside <path>) at the accepted
+generation: the publication that last changed it (generation, UTC time, actor), or "before
+generation N" for a line older than the retained history.
+
+  --json                          print one JSON object instead (docs/cli.md lists its fields)`,
+  view: `Usage: slivingdoc view --listen HOST:PORT [options]
+
+Serves the web view of the notebook: its files, history, per-publication diffs, blame, live
+updates and revert. Prints one line at start: the URL with a fresh login token. Binds loopback
+unless told otherwise (docs/view.md).
+
+  --listen <HOST:PORT>            where to listen (required; port 0 picks a free one)`,
   revert: `Usage: slivingdoc revert <path> --generation N [options]
 
 Undoes publication N (see slivingdoc log): merges its inverse onto the latest notebook through
@@ -134,6 +172,6 @@ Prints slivingdoc <version>.`,
 export function helpFor(command: string | undefined): string {
   const own = command === undefined ? undefined : COMMAND_HELP[command];
   if (own === undefined) return HELP;
-  if (command === 'version') return `${own}\n`;
+  if (command === 'version' || command === 'token') return `${own}\n`;
   return `${own}\n\n${STORE_OPTIONS}\n\n${FOOTER}\n`;
 }

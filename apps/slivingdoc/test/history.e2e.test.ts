@@ -409,6 +409,109 @@ describe.each<StoreKind>(['embedded', 's3'])('on the %s store', (kind) => {
       ]);
     },
   );
+
+  it(
+    'blame attributes every line to the publication log lists, across a checkpoint boundary',
+    SLOW,
+    async () => {
+      const { env, base } = await sandbox(kind, {
+        SLIVINGDOC_CHECKPOINT_PACKS: '2',
+        SLIVINGDOC_RETAINED_CHECKPOINTS: '1',
+      });
+      const alice = join(base, 'alice');
+      const bob = join(base, 'bob');
+      const plan = join(alice, 'plan.md');
+      const bobPlan = join(bob, 'plan.md');
+
+      // alice (CLI), claude-code (MCP) and bob (CLI) write plan.md over six publications.
+      ok(['pull', alice], env);
+      writeFileSync(plan, 'goal\nsteps\n');
+      ok(['commit', alice, '-m', 'Plan', '--actor', 'alice'], env);
+      const claude = await agent('claude-code', join(base, 'claude'), env);
+      await claude.pull();
+      writeFileSync(join(base, 'claude', 'plan.md'), 'goal\nagent idea\nsteps\n');
+      await claude.commit('Agent idea');
+      await claude.stop();
+      ok(['pull', bob], env);
+      writeFileSync(join(bob, 'notes.md'), 'n\n');
+      ok(['commit', bob, '-m', 'Notes', '--actor', 'bob'], env);
+      ok(['pull', alice], env);
+      writeFileSync(plan, 'goal\nagent idea\nsteps done\n');
+      ok(['commit', alice, '-m', 'Steps done\n\nwith a body', '--actor', 'alice'], env);
+      const claude2 = await agent('claude-code', join(base, 'claude'), env);
+      await claude2.pull();
+      writeFileSync(join(base, 'claude', 'plan.md'), 'goal\nagent idea\nsteps done\nagent line\n');
+      await claude2.commit('Agent line');
+      await claude2.stop();
+      ok(['pull', bob], env);
+      writeFileSync(bobPlan, 'GOAL\nagent idea\nsteps done\nagent line\n');
+      ok(['commit', bob, '-m', 'Goal in capitals', '--actor', 'bob'], env);
+
+      // The oracle: the store's own history as log lists it.
+      const { publications } = json(['log', alice, '--stat', '-n', '100'], env) as {
+        publications: Publication[];
+      };
+      const bySubject = (subject: string) => publications.find((p) => p.subject === subject)!;
+      const boundary = publications.at(-1)!;
+      expect(boundary.files).toBeNull(); // the checkpoint boundary: older changes are gone
+      expect(publications.some((p) => p.subject === 'Agent idea')).toBe(false);
+      const firstKnown = publications.at(-2)!.generation;
+
+      const blame = json(['blame', alice, 'plan.md'], env) as {
+        path: string;
+        file: string;
+        generation: number;
+        lines: {
+          line: number;
+          text: string;
+          publication: (Omit<Publication, 'files'> & { time: string }) | null;
+          before: number | null;
+        }[];
+      };
+      expect(blame).toMatchObject({ path: alice, file: 'plan.md' });
+      expect(blame.generation).toBe(publications[0]!.generation);
+      const expected = (subject: string) => {
+        const p = bySubject(subject);
+        return {
+          generation: p.generation,
+          time: p.time,
+          actor: p.actor,
+          subject: p.subject,
+          message: p.message,
+        };
+      };
+      expect(blame.lines).toEqual([
+        { line: 1, text: 'GOAL', publication: expected('Goal in capitals'), before: null },
+        // Written at generation 2, compacted by the checkpoint: older than the retained history.
+        { line: 2, text: 'agent idea', publication: null, before: firstKnown },
+        { line: 3, text: 'steps done', publication: expected('Steps done'), before: null },
+        { line: 4, text: 'agent line', publication: expected('Agent line'), before: null },
+      ]);
+      expect(blame.lines[2]!.publication!.message).toBe('Steps done\n\nwith a body');
+      expect(blame.lines[3]!.publication!.actor).toBe('claude-code');
+
+      // Text: one line per line, the attribution column padded; the file may be given as a path
+      // inside the directory.
+      const text = ok(['blame', alice, plan], env).split('\n');
+      expect(text).toHaveLength(5);
+      expect(text[0]).toMatch(
+        new RegExp(
+          `^generation ${bySubject('Goal in capitals').generation} {2}\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d UTC {2}bob +1 {2}GOAL$`,
+        ),
+      );
+      expect(text[1]).toMatch(new RegExp(`^before generation ${firstKnown} +2 {2}agent idea$`));
+
+      // A file the notebook does not hold; a directory never pulled.
+      const missing = run(['blame', alice, 'none.md'], env);
+      expect(missing.status).toBe(1);
+      expect(missing.stdout).toMatch(/^INVALID_REQUEST · FILE_NOT_FOUND\n/);
+      const never = run(['blame', join(base, 'never'), 'plan.md'], env);
+      expect(never.status).toBe(1);
+      expect(never.stdout).toMatch(/^INVALID_REQUEST · NOT_PULLED\n/);
+      const usage = run(['blame', alice], env);
+      expect(usage.status).toBe(2);
+    },
+  );
 });
 
 describe('actors and CLI conventions (embedded store)', () => {

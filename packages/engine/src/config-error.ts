@@ -7,7 +7,7 @@ export class EngineConfigError extends Error {
   override readonly name = 'EngineConfigError';
 
   constructor(
-    readonly setting: 'workspaceRoot',
+    readonly setting: 'workspaceRoot' | 'notebookDir',
     message: string,
     options?: { cause?: unknown },
   ) {

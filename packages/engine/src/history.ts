@@ -85,9 +85,6 @@ export interface HistoryOptions {
   stat: boolean;
 }
 
-/** Commits one increment may hold (group commit chains one per member); a guard, not a rule. */
-const MAX_COMMITS_PER_INCREMENT = 10_000;
-
 /** Makes sure the increment's commits are in P, fetching and installing its pack otherwise. */
 export async function ensureIncrement(
   ctx: DirContext,
@@ -108,9 +105,105 @@ export async function ensureIncrement(
   }
 }
 
+/** One commit of the retained history, with what is needed to find the state before it. */
+export interface RetainedCommit {
+  generation: bigint;
+  commit: CommitData;
+  /** The increment just older than the one holding this commit (its head may be the parent). */
+  older: RetainedIncrement | undefined;
+  /** Whether this commit is its increment's head (the last member of a group). */
+  isHead: boolean;
+  /**
+   * Whether the state before it belongs to the retained history (false for the head of a
+   * checkpoint whose past was compacted), whatever this directory's object cache still holds.
+   */
+  pastRetained: boolean;
+}
+
+/** Commits one increment may hold (group commit chains one per member); a guard, not a rule. */
+const MAX_COMMITS_PER_INCREMENT = 10_000;
+
+/**
+ * The commits of one increment, newest first: the head, then its parents while they belong to
+ * the increment and are in P (a writer that packs only the head ends the walk).
+ */
+export async function incrementCommits(
+  ctx: DirContext,
+  increment: RetainedIncrement,
+  older: RetainedIncrement | undefined,
+): Promise<RetainedCommit[]> {
+  await ensureIncrement(ctx, increment);
+  const out: RetainedCommit[] = [];
+  let oid: string | undefined = increment.head;
+  for (let n = 0; oid !== undefined && n < MAX_COMMITS_PER_INCREMENT; n += 1) {
+    const commit = await ctx.db.readCommit(oid);
+    out.push({
+      generation: increment.generation,
+      commit,
+      older,
+      isHead: n === 0,
+      pastRetained: increment.parent !== undefined,
+    });
+    const last =
+      increment.parent === undefined ||
+      commit.parent === undefined ||
+      commit.parent === increment.parent;
+    oid = last || !(await ctx.db.has(commit.parent as string)) ? undefined : commit.parent;
+  }
+  return out;
+}
+
+/** Every retained commit, newest first (an increment's members newest first). */
+export async function* retainedCommits(
+  ctx: DirContext,
+  manifest: Manifest,
+): AsyncGenerator<RetainedCommit> {
+  const increments = retainedIncrements(manifest);
+  for (const [index, increment] of increments.entries()) {
+    yield* await incrementCommits(ctx, increment, increments[index + 1]);
+  }
+}
+
 /** The flattened tree of a commit. */
-async function treeOf(ctx: DirContext, commit: CommitData): Promise<TreeEntries> {
+export async function treeOf(ctx: DirContext, commit: CommitData): Promise<TreeEntries> {
   return commit.tree === EMPTY_TREE ? NO_FILES : ctx.trees.read(ctx.db, commit.tree);
+}
+
+/**
+ * The notebook just before `commit`, when still available: the empty notebook before the first
+ * publication, else its parent in P (another member of its increment, or the older increment's
+ * head, fetched when needed). `undefined` when that state is no longer retained.
+ */
+export async function stateBefore(
+  ctx: DirContext,
+  { commit, older }: RetainedCommit,
+): Promise<TreeEntries | undefined> {
+  if (commit.parent === undefined) return NO_FILES;
+  if (older?.head === commit.parent) await ensureIncrement(ctx, older);
+  if (!(await ctx.db.has(commit.parent))) return undefined;
+  return treeOf(ctx, await ctx.db.readCommit(commit.parent));
+}
+
+/** A retained commit as `log` lists it. */
+export async function publicationRecord(
+  ctx: DirContext,
+  retained: RetainedCommit,
+  stat: boolean,
+): Promise<PublicationRecord> {
+  const { commit } = retained;
+  let files: PublicationRecord['files'];
+  if (stat) {
+    const before = await stateBefore(ctx, retained);
+    files =
+      before === undefined ? undefined : await diffstat(before, await treeOf(ctx, commit), ctx.db);
+  }
+  return {
+    generation: Number(retained.generation),
+    time: commit.time,
+    actor: commit.author ?? DEFAULT_AUTHOR,
+    message: Buffer.from(commit.message).toString('utf8'),
+    files,
+  };
 }
 
 /**
@@ -122,48 +215,10 @@ export async function readHistory(
   manifest: Manifest,
   options: HistoryOptions,
 ): Promise<PublicationRecord[]> {
-  const increments = retainedIncrements(manifest);
   const records: PublicationRecord[] = [];
-  for (const [index, increment] of increments.entries()) {
+  for await (const retained of retainedCommits(ctx, manifest)) {
     if (records.length >= options.limit) break;
-    await ensureIncrement(ctx, increment);
-    const older = increments[index + 1];
-    let oid: string | undefined = increment.head;
-    for (let n = 0; oid !== undefined && n < MAX_COMMITS_PER_INCREMENT; n += 1) {
-      if (records.length >= options.limit) break;
-      const commit = await ctx.db.readCommit(oid);
-      records.push({
-        generation: Number(increment.generation),
-        time: commit.time,
-        actor: commit.author ?? DEFAULT_AUTHOR,
-        message: Buffer.from(commit.message).toString('utf8'),
-        files: options.stat ? await statOf(ctx, commit, older) : undefined,
-      });
-      const last =
-        increment.parent === undefined ||
-        commit.parent === undefined ||
-        commit.parent === increment.parent;
-      // A member commit its pack does not carry (a writer that packs only the head) ends the
-      // walk: what is listed is what the store still holds.
-      oid = last || !(await ctx.db.has(commit.parent as string)) ? undefined : commit.parent;
-    }
+    records.push(await publicationRecord(ctx, retained, options.stat));
   }
   return records;
-}
-
-/**
- * The commit's own changes, when the state before it is still available: its parent is in P
- * (another commit of the same increment, or fetched with the older increment).
- */
-async function statOf(
-  ctx: DirContext,
-  commit: CommitData,
-  older: RetainedIncrement | undefined,
-): Promise<FileStat[] | undefined> {
-  const after = await treeOf(ctx, commit);
-  if (commit.parent === undefined) return diffstat(NO_FILES, after, ctx.db);
-  if (older?.head === commit.parent) await ensureIncrement(ctx, older);
-  if (!(await ctx.db.has(commit.parent))) return undefined;
-  const before = await treeOf(ctx, await ctx.db.readCommit(commit.parent));
-  return diffstat(before, after, ctx.db);
 }

@@ -59,15 +59,33 @@ export {
 } from './failpoints';
 export { groupEndpoint } from './gate';
 export type { PublicationRecord } from './history';
+export type {
+  BlameLine,
+  DiffHunk,
+  DiffLine,
+  FileDiff,
+  LineOrigin,
+  PublicationDetail,
+  PublicationMember,
+} from './inspect';
 export type { Progress, ProgressListener } from './progress';
 export {
+  type BlameResult,
   type CommitRequest,
   createNotebookService,
+  type FileRequest,
+  type HistoryPage,
+  type HistoryRequest,
   type HistoryResult,
   type LogRequest,
+  type NotebookFile,
+  type NotebookFiles,
   type NotebookService,
+  type PublicationResult,
   type PullRequest,
   type RevertRequest,
+  type SessionOptions,
+  type StateRequest,
   type StatusRequest,
 } from './service';
 export type { NotebookState, NotebookStatus, PrivateStateSize } from './status';

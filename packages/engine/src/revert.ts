@@ -63,8 +63,9 @@ export async function revertLocked(
   call: CallState,
   entry: Entry,
   generation: bigint,
-  message: string | undefined,
+  options: { message: string | undefined; refuseConflicts: boolean },
 ): Promise<SuccessResult> {
+  const { message } = options;
   call.stage = 'scan';
   const local = await scanLocal(ctx);
   if (local.problems.length > 0) throw unsupportedFiles(local.problems);
@@ -87,6 +88,9 @@ export async function revertLocked(
 
   call.stage = 'merge';
   const merged = await threeWayMerge(ctx, after, parentState, remote.entries);
+  // The view's revert changes nothing on a conflict: it reports where, from the merged result.
+  if (options.refuseConflicts && merged.conflicts.length > 0)
+    throw mergeConflict(await conflictIssues(ctx, merged.conflicts, merged.result));
   const text = message ?? `Revert generation ${generation}: ${await firstLine(ctx, target.head)}`;
   // Conflicts leave markers in the copy with R as its baseline, as a commit's conflict does;
   // a result equal to R (already undone) publishes nothing.

@@ -1,7 +1,8 @@
-import { realpath, stat } from 'node:fs/promises';
+import { realpath, rm, stat } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join, sep } from 'node:path';
 import {
+  compareUtf8,
   DomainError,
   engineDetailFor,
   isDomainError,
@@ -12,9 +13,11 @@ import { isValidAuthorName, openObjectDb } from '@slivingdoc/merge';
 import {
   checkMessage,
   createPathPolicy,
+  type PathPolicy,
   parseRequestPath,
   resolveRequestPath,
 } from '@slivingdoc/policy';
+import type { Manifest } from '@slivingdoc/store';
 import {
   ChangeMonitor,
   hasStateRecord,
@@ -28,7 +31,19 @@ import { EngineConfigError } from './config-error';
 import { enterPrivateState, maintainPrivateState } from './consolidation';
 import { type CallState, type DirContext, newCall, TreeCache } from './context';
 import { classifyKnown, engineFailure, failureSite, isAbort, localFailure } from './errors';
-import { type PublicationRecord, readHistory } from './history';
+import { type PublicationRecord, readHistory, retainedIncrements } from './history';
+import {
+  asText,
+  type BlameLine,
+  blameLines,
+  commitsUpTo,
+  fileNotFound,
+  filteredHistory,
+  incrementAt,
+  type PublicationDetail,
+  publicationDetail,
+  stateAtIncrement,
+} from './inspect';
 import { type ProgressListener, withProgress } from './progress';
 import { pullLocked } from './pull';
 import { holdsHead, readCurrent } from './remote';
@@ -36,7 +51,7 @@ import { revertLocked } from './revert';
 import { type NotebookStatus, notPulledStatus, statusLocked } from './status';
 import { conflictIssues, type Entry, enterDirectory, synchronize } from './sync';
 import { holdsUnpublishedEdits } from './unpublished';
-import { mergeConflict, notPulled, resyncPending } from './verdicts';
+import { mergeConflict, notPulled, readOnlySession, resyncPending } from './verdicts';
 
 /** A pull request: the path is the caller's raw string (decoded, not yet resolved). */
 export interface PullRequest {
@@ -87,6 +102,72 @@ export interface HistoryResult {
   publications: PublicationRecord[];
 }
 
+/** A history request: one page of the retained history, filtered by actor and path. */
+export interface HistoryRequest {
+  path?: string;
+  /** Publications per page, newest first (≥ 1). */
+  limit: number;
+  /** Matching publications to skip (≥ 0). */
+  offset?: number;
+  /** Only publications whose actor is exactly this. */
+  actor?: string;
+  /** Only publications that changed this notebook file, or a file below this folder. */
+  file?: string;
+  signal?: AbortSignal;
+}
+
+/** One page of the history, each publication with its diffstat (`files`). */
+export interface HistoryPage extends HistoryResult {
+  /** Whether older matching publications follow. */
+  more: boolean;
+  /**
+   * The generations through which each retained checkpoint compacted the history, newest
+   * first: before the oldest of them, nothing is retained.
+   */
+  checkpoints: number[];
+}
+
+/** A read of one retained state: `generation` absent means the accepted one. */
+export interface StateRequest {
+  path?: string;
+  generation?: number;
+  signal?: AbortSignal;
+}
+
+/** A read of one notebook file (path relative to the notebook, `/`-separated). */
+export interface FileRequest extends StateRequest {
+  file: string;
+}
+
+/** The notebook's files at one generation (`generation` 0: the store holds no notebook). */
+export interface NotebookFiles {
+  generation: number;
+  /** Notebook paths in UTF-8 byte order. */
+  files: string[];
+}
+
+/** One file's bytes at one generation. */
+export interface NotebookFile {
+  generation: number;
+  file: string;
+  content: Uint8Array;
+}
+
+/** Line attribution of one text file at one generation. */
+export interface BlameResult {
+  path: string;
+  /** The generation blamed (the accepted one unless asked). */
+  generation: number;
+  file: string;
+  lines: BlameLine[];
+}
+
+/** One publication with its members' diffs. */
+export interface PublicationResult extends PublicationDetail {
+  /** The accepted generation when it was read. */
+  storeGeneration: number;
+}
+
 /** A revert request: undo publication `generation` (a chain position `log` lists). */
 export interface RevertRequest {
   generation: number;
@@ -95,6 +176,11 @@ export interface RevertRequest {
   message?: string;
   /** As for a commit. */
   actor?: string;
+  /**
+   * What a conflicting revert does: `markers` (the CLI) leaves marker blocks in the copy;
+   * `refuse` (the view) changes nothing and only reports the conflicting files and ranges.
+   */
+  onConflict?: 'markers' | 'refuse';
   signal?: AbortSignal;
   onProgress?: ProgressListener;
 }
@@ -128,14 +214,54 @@ export interface NotebookService {
    */
   revert(request: RevertRequest): Promise<SuccessResult>;
   /**
+   * The generation of the latest publication (0: none yet), as `log` numbers them; reads only
+   * `current`. A checkpoint, which publishes nothing, does not change it.
+   */
+  acceptedGeneration(signal?: AbortSignal): Promise<number>;
+  /** One page of the retained history, filtered (reads as `log` does). */
+  history(request: HistoryRequest): Promise<HistoryPage>;
+  /** One retained publication with each member's per-file unified diff. */
+  publication(request: StateRequest & { generation: number }): Promise<PublicationResult>;
+  /** The notebook's files at a retained generation (the accepted one by default). */
+  files(request: StateRequest): Promise<NotebookFiles>;
+  /** One file's bytes at a retained generation (INVALID_REQUEST · FILE_NOT_FOUND if absent). */
+  readFile(request: FileRequest): Promise<NotebookFile>;
+  /** Which publication last changed each line of a text file, over the retained history. */
+  blame(request: FileRequest): Promise<BlameResult>;
+  /**
    * The directories below the workspace root that this service's private root manages, and
    * those of them holding unpublished edits (changes not yet accepted, files that are not
    * notebook state, or a pending repair; a directory that cannot be checked counts as holding
-   * some). Lets an embedder decide whether a directory may be deleted.
+   * some). Lets an embedder decide whether a directory may be deleted. `under`: only the
+   * directories at or below it (default: the workspace root).
    */
-  localChanges(): Promise<{ managed: string[]; unpublished: string[] }>;
+  localChanges(under?: string): Promise<{ managed: string[]; unpublished: string[] }>;
   /** Waits for background checkpoints (bounded) and releases every lock. */
   close(): Promise<void>;
+  /**
+   * A participant of this same notebook service (an HTTP session): its own default directory
+   * and path sets, sharing every directory's handles, locks and the object caches with the
+   * service and its other sessions. A `commitRefused` session answers every commit and revert
+   * with READ_ONLY_SESSION · TOKEN_READ_ONLY. Its `close` and `session` are the service's.
+   */
+  session(options: SessionOptions): Promise<NotebookService>;
+  /**
+   * Drops `dir` (a realpath) from this service: closes its handles and deletes its private
+   * state, so the directory itself can be removed. Only for a directory that holds nothing
+   * unpublished (see {@link localChanges}); waits for its lock.
+   */
+  forget(dir: string): Promise<void>;
+}
+
+/** What makes a session differ from the service it belongs to. */
+export interface SessionOptions {
+  /** The session's default directory (at or below the workspace root; created on first pull). */
+  notebookDir: string;
+  /** Replace the service's writable and read-only path sets when either is given. */
+  writable?: string[];
+  readOnly?: string[];
+  /** True: every commit and revert is refused (a read-only token). */
+  commitRefused?: boolean;
 }
 
 /** INVALID_REQUEST · INVALID_ARGUMENTS with a short reason. */
@@ -147,10 +273,10 @@ function invalidArguments(why: string): DomainError {
   });
 }
 
-/** contract §9: an actor is a valid commit author name. */
 /** The calls after which P is consolidated when it grew past the thresholds. */
 const MAINTAIN = { maintain: true };
 
+/** contract §9: an actor is a valid commit author name. */
 function checkActor(actor: string | undefined): void {
   if (actor !== undefined && !isValidAuthorName(actor)) {
     throw invalidArguments(
@@ -187,9 +313,9 @@ async function realpathOrSelf(path: string): Promise<string> {
  */
 export async function createNotebookService(config: EngineConfig): Promise<NotebookService> {
   const cfg = resolveConfig(config, homedir());
-  const policy = createPathPolicy({ writable: cfg.writable, readOnly: cfg.readOnly });
+  const processPolicy = createPathPolicy({ writable: cfg.writable, readOnly: cfg.readOnly });
   const workspaceRoot = await existingDirectory(cfg.workspaceRoot);
-  const notebookDir = await realpathOrSelf(cfg.notebookDir);
+  const processNotebookDir = await realpathOrSelf(cfg.notebookDir);
   const registry = openRegistry(cfg.privateRoot);
   const contexts = new Map<string, Promise<DirContext>>();
   const background = new Set<Promise<unknown>>();
@@ -204,7 +330,7 @@ export async function createNotebookService(config: EngineConfig): Promise<Noteb
     const db = await openObjectDb({ gitdir: priv.gitdir });
     return {
       cfg,
-      policy,
+      policy: processPolicy,
       registry,
       dir,
       priv,
@@ -242,7 +368,11 @@ export async function createNotebookService(config: EngineConfig): Promise<Noteb
     background.add(run);
   }
 
-  async function resolveDir(raw: string | undefined, create: boolean): Promise<string> {
+  async function resolveDir(
+    notebookDir: string,
+    raw: string | undefined,
+    create: boolean,
+  ): Promise<string> {
     const requested = parseRequestPath(raw, { home: cfg.home });
     const managed = await registry.list();
     try {
@@ -253,11 +383,6 @@ export async function createNotebookService(config: EngineConfig): Promise<Noteb
     }
   }
 
-  /**
-   * Runs `work` under the directory's lock with failure handling: known failures map onto the
-   * catalogue; an unexpected failure after L started changing is repaired and reported as
-   * RECOVERY_FAILURE; before that, ENGINE_FAILED.
-   */
   /**
    * Consolidates P after a call, under the directory's lock taken again (so the call's answer
    * does not wait for it), at most one pending per directory; tracked so close() waits for it.
@@ -285,7 +410,13 @@ export async function createNotebookService(config: EngineConfig): Promise<Noteb
     background.add(run);
   }
 
+  /**
+   * Runs `work` under the directory's lock with failure handling: known failures map onto the
+   * catalogue; an unexpected failure after L started changing is repaired and reported as
+   * RECOVERY_FAILURE; before that, ENGINE_FAILED.
+   */
   async function guarded<T>(
+    policy: PathPolicy,
     dir: string,
     request: { signal?: AbortSignal; actor?: string; onProgress?: ProgressListener },
     work: (ctx: DirContext, call: CallState) => Promise<T>,
@@ -294,7 +425,9 @@ export async function createNotebookService(config: EngineConfig): Promise<Noteb
     const { signal } = request;
     let ctx: DirContext;
     try {
-      ctx = await contextFor(dir);
+      const shared = await contextFor(dir);
+      // The directory's handles are shared; the path sets are the calling participant's.
+      ctx = shared.policy === policy ? shared : { ...shared, policy };
     } catch (err) {
       throw classifyKnown(err) ?? engineFailure(err, 'private');
     }
@@ -410,151 +543,310 @@ export async function createNotebookService(config: EngineConfig): Promise<Noteb
     }
   }
 
-  return {
-    sets: policy.sets,
-    notebookDir,
+  /** Runs a read of the retained history from a pulled directory's private state. */
+  async function reading<T>(
+    notebookDir: string,
+    policy: PathPolicy,
+    request: { path?: string; signal?: AbortSignal },
+    work: (ctx: DirContext, current: Awaited<ReturnType<typeof readCurrent>>) => Promise<T>,
+  ): Promise<T> {
+    const dir = await resolveDir(notebookDir, request.path, false);
+    if (!(await isPulled(dir))) throw notPulled();
+    return guarded(policy, dir, request, async (ctx) => work(ctx, await readCurrentClassified()));
+  }
 
-    async pull(request) {
-      const dir = await resolveDir(request.path, true);
-      return guarded(
-        dir,
-        request,
-        async (ctx, call) => {
-          const entry = await enterDirectory(ctx);
-          try {
-            return await pullLocked(ctx, call, entry);
-          } catch (err) {
-            const known = classifyKnown(err);
-            const flagged = entry.repairPending && !entry.stateMissing;
-            if (flagged && !call.mutationStarted && known?.code === 'STORAGE_FAILURE')
-              throw resyncPending(err);
-            throw err;
-          }
-        },
-        MAINTAIN,
-      );
-    },
+  function checkGeneration(generation: number | undefined): void {
+    if (generation !== undefined && (!Number.isSafeInteger(generation) || generation < 1))
+      throw invalidArguments('the generation must be a whole number of at least 1');
+  }
 
-    async commit(request) {
-      const raw = request.path;
-      parseRequestPath(raw, { home: cfg.home });
-      checkMessage(request.message);
-      checkActor(request.actor);
-      const dir = await resolveDir(raw, false);
-      if (!(await registry.list()).includes(dir)) {
-        // contract §2 order: lock, pending repair, then NOT_PULLED. Without a state record there
-        // is nothing to repair and nothing is created; with one (a first pull that failed
-        // while rewriting L), the repair runs under the lock first.
-        const location = {
-          privateRoot: cfg.privateRoot,
-          notebookDir: dir,
-          storageIdentity: cfg.store.identity,
-        };
-        if (!(await hasStateRecord(location))) throw notPulled();
-        return guarded(dir, request, async (ctx, call) => {
-          await repairOnEntry(ctx, call, await enterDirectory(ctx));
-          throw notPulled();
-        });
-      }
-      return guarded(
-        dir,
-        request,
-        async (ctx, call) => {
-          const entry = await repairOnEntry(ctx, call, await enterDirectory(ctx));
-          return commitLocked(ctx, call, entry, Buffer.from(request.message, 'utf8'));
-        },
-        MAINTAIN,
-      );
-    },
+  async function fileAt(ctx: DirContext, manifest: Manifest | undefined, request: FileRequest) {
+    checkGeneration(request.generation);
+    const found = incrementAt(manifest, request.generation);
+    const generation = Number(found?.increment.generation ?? 0n);
+    const oid =
+      found === undefined
+        ? undefined
+        : (await stateAtIncrement(ctx, found.increment)).get(request.file);
+    if (oid === undefined) throw fileNotFound(request.file, generation);
+    return { generation, content: await ctx.db.readBlob(oid) };
+  }
 
-    async status(request) {
-      const dir = await resolveDir(request.path, false);
-      const current = await readCurrentClassified();
-      if (!(await isPulled(dir))) return notPulledStatus(dir, current?.manifest);
-      return guarded(dir, request, async (ctx) =>
-        statusLocked(ctx, await enterDirectory(ctx), current?.manifest),
-      );
-    },
+  function participant(
+    notebookDir: string,
+    policy: PathPolicy,
+    commitRefused: boolean,
+  ): NotebookService {
+    return {
+      sets: policy.sets,
+      notebookDir,
 
-    async log(request) {
-      if (!Number.isSafeInteger(request.limit) || request.limit < 1) {
-        throw invalidArguments('the number of publications must be a whole number of at least 1');
-      }
-      const dir = await resolveDir(request.path, false);
-      if (!(await isPulled(dir))) throw notPulled();
-      return guarded(
-        dir,
-        request,
-        async (ctx) => {
-          const current = await readCurrentClassified();
-          const publications =
-            current === undefined
-              ? []
-              : await readHistory(ctx, current.manifest, {
+      async pull(request) {
+        const dir = await resolveDir(notebookDir, request.path, true);
+        return guarded(
+          policy,
+          dir,
+          request,
+          async (ctx, call) => {
+            const entry = await enterDirectory(ctx);
+            try {
+              return await pullLocked(ctx, call, entry);
+            } catch (err) {
+              const known = classifyKnown(err);
+              const flagged = entry.repairPending && !entry.stateMissing;
+              if (flagged && !call.mutationStarted && known?.code === 'STORAGE_FAILURE')
+                throw resyncPending(err);
+              throw err;
+            }
+          },
+          MAINTAIN,
+        );
+      },
+
+      async commit(request) {
+        const raw = request.path;
+        parseRequestPath(raw, { home: cfg.home });
+        checkMessage(request.message);
+        checkActor(request.actor);
+        if (commitRefused) throw readOnlySession();
+        const dir = await resolveDir(notebookDir, raw, false);
+        if (!(await registry.list()).includes(dir)) {
+          // contract §2 order: lock, pending repair, then NOT_PULLED. Without a state record there
+          // is nothing to repair and nothing is created; with one (a first pull that failed
+          // while rewriting L), the repair runs under the lock first.
+          const location = {
+            privateRoot: cfg.privateRoot,
+            notebookDir: dir,
+            storageIdentity: cfg.store.identity,
+          };
+          if (!(await hasStateRecord(location))) throw notPulled();
+          return guarded(policy, dir, request, async (ctx, call) => {
+            await repairOnEntry(ctx, call, await enterDirectory(ctx));
+            throw notPulled();
+          });
+        }
+        return guarded(
+          policy,
+          dir,
+          request,
+          async (ctx, call) => {
+            const entry = await repairOnEntry(ctx, call, await enterDirectory(ctx));
+            return commitLocked(ctx, call, entry, Buffer.from(request.message, 'utf8'));
+          },
+          MAINTAIN,
+        );
+      },
+
+      async status(request) {
+        const dir = await resolveDir(notebookDir, request.path, false);
+        const current = await readCurrentClassified();
+        if (!(await isPulled(dir))) return notPulledStatus(dir, current?.manifest);
+        return guarded(policy, dir, request, async (ctx) =>
+          statusLocked(ctx, await enterDirectory(ctx), current?.manifest),
+        );
+      },
+
+      async log(request) {
+        if (!Number.isSafeInteger(request.limit) || request.limit < 1) {
+          throw invalidArguments('the number of publications must be a whole number of at least 1');
+        }
+        const dir = await resolveDir(notebookDir, request.path, false);
+        if (!(await isPulled(dir))) throw notPulled();
+        return guarded(
+          policy,
+          dir,
+          request,
+          async (ctx) => {
+            const current = await readCurrentClassified();
+            const publications =
+              current === undefined
+                ? []
+                : await readHistory(ctx, current.manifest, {
+                    limit: request.limit,
+                    stat: request.stat ?? false,
+                  });
+            return {
+              path: ctx.dir,
+              generation: Number(current?.manifest.generation ?? 0n),
+              publications,
+            };
+          },
+          MAINTAIN,
+        );
+      },
+
+      async revert(request) {
+        const raw = request.path;
+        parseRequestPath(raw, { home: cfg.home });
+        if (request.message !== undefined) checkMessage(request.message);
+        checkActor(request.actor);
+        if (commitRefused) throw readOnlySession();
+        if (!Number.isSafeInteger(request.generation) || request.generation < 1) {
+          throw invalidArguments('the generation must be a whole number of at least 1');
+        }
+        const dir = await resolveDir(notebookDir, raw, false);
+        if (!(await isPulled(dir))) throw notPulled();
+        return guarded(
+          policy,
+          dir,
+          request,
+          async (ctx, call) => {
+            const entry = await repairOnEntry(ctx, call, await enterDirectory(ctx));
+            return revertLocked(ctx, call, entry, BigInt(request.generation), {
+              message: request.message,
+              refuseConflicts: request.onConflict === 'refuse',
+            });
+          },
+          MAINTAIN,
+        );
+      },
+
+      async acceptedGeneration(signal) {
+        signal?.throwIfAborted();
+        const manifest = (await readCurrentClassified())?.manifest;
+        return Number(
+          (manifest === undefined ? undefined : retainedIncrements(manifest)[0])?.generation ?? 0n,
+        );
+      },
+
+      async history(request) {
+        const offset = request.offset ?? 0;
+        if (!Number.isSafeInteger(request.limit) || request.limit < 1)
+          throw invalidArguments('the number of publications must be a whole number of at least 1');
+        if (!Number.isSafeInteger(offset) || offset < 0)
+          throw invalidArguments('the offset must be a whole number of at least 0');
+        return reading(notebookDir, policy, request, async (ctx, current) => {
+          const manifest = current?.manifest;
+          const page =
+            manifest === undefined
+              ? { publications: [], more: false }
+              : await filteredHistory(ctx, manifest, {
+                  offset,
                   limit: request.limit,
-                  stat: request.stat ?? false,
+                  actor: request.actor,
+                  file: request.file,
                 });
+          const checkpoints =
+            manifest === undefined
+              ? []
+              : [manifest, ...manifest.retained].map((chain) =>
+                  Number(chain.checkpoint.throughGeneration),
+                );
           return {
             path: ctx.dir,
-            generation: Number(current?.manifest.generation ?? 0n),
-            publications,
+            generation: Number(manifest?.generation ?? 0n),
+            ...page,
+            checkpoints,
           };
-        },
-        MAINTAIN,
+        });
+      },
+
+      async publication(request) {
+        checkGeneration(request.generation);
+        return reading(notebookDir, policy, request, async (ctx, current) => ({
+          ...(await publicationDetail(ctx, current?.manifest, request.generation)),
+          storeGeneration: Number(current?.manifest.generation ?? 0n),
+        }));
+      },
+
+      async files(request) {
+        checkGeneration(request.generation);
+        return reading(notebookDir, policy, request, async (ctx, current) => {
+          const found = incrementAt(current?.manifest, request.generation);
+          if (found === undefined) return { generation: 0, files: [] };
+          const entries = await stateAtIncrement(ctx, found.increment);
+          return {
+            generation: Number(found.increment.generation),
+            files: [...entries.keys()].sort(compareUtf8),
+          };
+        });
+      },
+
+      async readFile(request) {
+        return reading(notebookDir, policy, request, async (ctx, current) => ({
+          file: request.file,
+          ...(await fileAt(ctx, current?.manifest, request)),
+        }));
+      },
+
+      async blame(request) {
+        return reading(notebookDir, policy, request, async (ctx, current) => {
+          const { generation, content } = await fileAt(ctx, current?.manifest, request);
+          if (asText(content) === undefined || current === undefined)
+            throw fileNotFound(request.file, generation);
+          const commits = await commitsUpTo(ctx, current.manifest, generation);
+          const lines = await blameLines(ctx, commits, request.file);
+          if (lines === undefined) throw fileNotFound(request.file, generation);
+          return { path: ctx.dir, generation, file: request.file, lines };
+        });
+      },
+
+      localChanges,
+      close,
+      session: openSession,
+      forget,
+    };
+  }
+
+  async function localChanges(under: string = workspaceRoot) {
+    const managed = (await registry.list()).filter(
+      (dir) => isAtOrBelow(dir, workspaceRoot) && isAtOrBelow(dir, under),
+    );
+    const unpublished: string[] = [];
+    for (const dir of managed) {
+      const held = await contextFor(dir)
+        .then(async (ctx) => {
+          const release = await ctx.priv.lock({ timeoutMs: cfg.lockTimeoutMs });
+          try {
+            return await holdsUnpublishedEdits(ctx);
+          } finally {
+            await release();
+          }
+        })
+        .catch(() => true);
+      if (held) unpublished.push(dir);
+    }
+    return { managed, unpublished };
+  }
+
+  async function close() {
+    for (const context of contexts.values()) {
+      context.then((ctx) => ctx.monitor.close()).catch(() => {});
+    }
+    if (background.size === 0) return;
+    let timer: NodeJS.Timeout | undefined;
+    const bound = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, cfg.closeTimeoutMs);
+    });
+    await Promise.race([Promise.allSettled([...background]), bound]);
+    clearTimeout(timer);
+  }
+
+  async function openSession(options: SessionOptions): Promise<NotebookService> {
+    const replaced = options.writable !== undefined || options.readOnly !== undefined;
+    const policy = replaced
+      ? createPathPolicy({ writable: options.writable ?? [], readOnly: options.readOnly ?? [] })
+      : processPolicy;
+    const dir = await realpathOrSelf(options.notebookDir);
+    if (!isAtOrBelow(dir, workspaceRoot))
+      throw new EngineConfigError(
+        'notebookDir',
+        `the session directory ${dir} is outside the workspace root`,
       );
-    },
+    return participant(dir, policy, options.commitRefused ?? false);
+  }
 
-    async revert(request) {
-      const raw = request.path;
-      parseRequestPath(raw, { home: cfg.home });
-      if (request.message !== undefined) checkMessage(request.message);
-      checkActor(request.actor);
-      if (!Number.isSafeInteger(request.generation) || request.generation < 1) {
-        throw invalidArguments('the generation must be a whole number of at least 1');
-      }
-      const dir = await resolveDir(raw, false);
-      if (!(await isPulled(dir))) throw notPulled();
-      return guarded(
-        dir,
-        request,
-        async (ctx, call) => {
-          const entry = await repairOnEntry(ctx, call, await enterDirectory(ctx));
-          return revertLocked(ctx, call, entry, BigInt(request.generation), request.message);
-        },
-        MAINTAIN,
-      );
-    },
+  async function forget(dir: string): Promise<void> {
+    const ctx = await contextFor(dir);
+    const release = await ctx.priv.lock({ timeoutMs: cfg.lockTimeoutMs });
+    try {
+      ctx.monitor.close();
+      contexts.delete(dir);
+      await rm(ctx.priv.dir, { recursive: true, force: true });
+    } finally {
+      await release();
+    }
+  }
 
-    async localChanges() {
-      const managed = (await registry.list()).filter((dir) => isAtOrBelow(dir, workspaceRoot));
-      const unpublished: string[] = [];
-      for (const dir of managed) {
-        const held = await contextFor(dir)
-          .then(async (ctx) => {
-            const release = await ctx.priv.lock({ timeoutMs: cfg.lockTimeoutMs });
-            try {
-              return await holdsUnpublishedEdits(ctx);
-            } finally {
-              await release();
-            }
-          })
-          .catch(() => true);
-        if (held) unpublished.push(dir);
-      }
-      return { managed, unpublished };
-    },
-
-    async close() {
-      for (const context of contexts.values()) {
-        context.then((ctx) => ctx.monitor.close()).catch(() => {});
-      }
-      if (background.size === 0) return;
-      let timer: NodeJS.Timeout | undefined;
-      const bound = new Promise<void>((resolve) => {
-        timer = setTimeout(resolve, cfg.closeTimeoutMs);
-      });
-      await Promise.race([Promise.allSettled([...background]), bound]);
-      clearTimeout(timer);
-    },
-  };
+  return participant(processNotebookDir, processPolicy, false);
 }

@@ -44,6 +44,16 @@ export function readOnlyPath(files: FileIssue[]): DomainError {
   });
 }
 
+/** READ_ONLY_SESSION · TOKEN_READ_ONLY: decided before the directory is even resolved. */
+export function readOnlySession(): DomainError {
+  return new DomainError({
+    code: 'READ_ONLY_SESSION',
+    reason: 'TOKEN_READ_ONLY',
+    message:
+      'This session’s token is read-only: notes_commit is refused and nothing was changed or published. notes_pull still works.',
+  });
+}
+
 /** INVALID_REQUEST · NOT_PULLED: decided before any store call. */
 export function notPulled(): DomainError {
   return new DomainError({

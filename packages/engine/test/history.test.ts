@@ -95,6 +95,46 @@ describe('the retained history of a group increment', () => {
     ]);
     expect((await alice.service.log({ limit: 2 })).publications).toHaveLength(2);
 
+    // The publication page: each member oldest first with its own numbered diff.
+    const detail = await alice.service.publication({ generation: 2 });
+    expect(detail).toMatchObject({ generation: 2, storeGeneration: 2, revertible: true });
+    expect(detail.members.map((m) => [m.actor, m.message])).toEqual([
+      ['agent-a', 'agent-a writes a.md'],
+      ['agent-b', 'agent-b writes b.md'],
+    ]);
+    expect(detail.members[1]?.files).toEqual([
+      {
+        path: 'b.md',
+        change: 'added',
+        insertions: 2,
+        deletions: 0,
+        binary: false,
+        hunks: [
+          {
+            oldStart: 0,
+            oldLines: 0,
+            newStart: 1,
+            newLines: 2,
+            lines: [
+              { kind: 'added', text: 'from b', newNumber: 1 },
+              { kind: 'added', text: 'second', newNumber: 2 },
+            ],
+          },
+        ],
+      },
+    ]);
+    const blame = await alice.service.blame({ file: 'b.md' });
+    expect(blame.lines.map((line) => [line.text, line.origin])).toEqual([
+      [
+        'from b',
+        { generation: 2, time: 1_800_000_000, actor: 'agent-b', message: 'agent-b writes b.md' },
+      ],
+      [
+        'second',
+        { generation: 2, time: 1_800_000_000, actor: 'agent-b', message: 'agent-b writes b.md' },
+      ],
+    ]);
+
     // Status before and after: behind by the one increment, nothing written.
     expect(await alice.service.status({})).toMatchObject({ state: 'clean', behind: 1 });
     const reverted = await alice.service.revert({ generation: 2, actor: 'alice' });

@@ -18,6 +18,8 @@ export const ACTIONS = {
     'Edit the listed files (resolve conflicts, remove marker blocks or unsupported files), then call again.',
   WRITE_ELSEWHERE:
     'Keep your edits under the writable paths; the listed files were reset to the accepted state.',
+  ASK_FOR_WRITE_ACCESS:
+    'This session may only read: ask the operator for a token that may write (notes_pull still works).',
   RETRY: 'Call again, after a short wait.',
   CHECK_STORE:
     'Ask the operator to fix the store’s credentials or permissions; retrying unchanged will not help.',
@@ -98,6 +100,11 @@ export const CATALOGUE = {
         retryable: false,
         when: 'CLI `revert --generation N` where N is not a publication of the retained history (see `slivingdoc log`)',
       },
+      FILE_NOT_FOUND: {
+        action: 'FIX_ARGUMENTS',
+        retryable: false,
+        when: 'CLI `blame` (or a view page) names a file the notebook does not hold at that generation, or one that is not text',
+      },
     },
   },
   INVALID_CONTENT: {
@@ -132,6 +139,16 @@ export const CATALOGUE = {
         action: 'WRITE_ELSEWHERE',
         retryable: false,
         when: 'notes_commit touched read-only paths; nothing was published and those files were reset',
+      },
+    },
+  },
+  READ_ONLY_SESSION: {
+    summary: 'The session may only read the notebook: its token is read-only.',
+    reasons: {
+      TOKEN_READ_ONLY: {
+        action: 'ASK_FOR_WRITE_ACCESS',
+        retryable: false,
+        when: 'notes_commit (or a revert) in an HTTP session whose token was added with `--read-only`; nothing was read, changed or published',
       },
     },
   },

@@ -118,6 +118,19 @@ const PER_CODE: { [C in ErrorCode]: { init: DomainErrorInit<C>; text: string[] }
       'retryable: false',
     ],
   },
+  READ_ONLY_SESSION: {
+    init: {
+      code: 'READ_ONLY_SESSION',
+      reason: 'TOKEN_READ_ONLY',
+      message: 'This session may only read.',
+    },
+    text: [
+      'READ_ONLY_SESSION · TOKEN_READ_ONLY',
+      'This session may only read.',
+      'action: ASK_FOR_WRITE_ACCESS',
+      'retryable: false',
+    ],
+  },
   REMOTE_BUSY: {
     init: { code: 'REMOTE_BUSY', reason: 'RETRIES_EXHAUSTED', message: 'Others kept winning.' },
     text: [

@@ -38,7 +38,7 @@ export class FakeNotebookService implements NotebookService {
     return this.onCommit(request);
   }
 
-  // The adapter never calls the CLI-only operations (status, log, revert): they fail loudly.
+  // The adapter never calls the CLI's and the view's operations: they fail loudly.
   status(): Promise<never> {
     return Promise.reject(new Error('status is not on the MCP surface'));
   }
@@ -51,11 +51,44 @@ export class FakeNotebookService implements NotebookService {
     return Promise.reject(new Error('revert is not on the MCP surface'));
   }
 
+  acceptedGeneration(): Promise<never> {
+    return Promise.reject(new Error('acceptedGeneration is not on the MCP surface'));
+  }
+
+  history(): Promise<never> {
+    return Promise.reject(new Error('history is not on the MCP surface'));
+  }
+
+  publication(): Promise<never> {
+    return Promise.reject(new Error('publication is not on the MCP surface'));
+  }
+
+  files(): Promise<never> {
+    return Promise.reject(new Error('files is not on the MCP surface'));
+  }
+
+  readFile(): Promise<never> {
+    return Promise.reject(new Error('readFile is not on the MCP surface'));
+  }
+
+  blame(): Promise<never> {
+    return Promise.reject(new Error('blame is not on the MCP surface'));
+  }
+
   async localChanges(): Promise<{ managed: string[]; unpublished: string[] }> {
     return { managed: [], unpublished: [] };
   }
 
   async close(): Promise<void> {}
+
+  // Sessions belong to the app's HTTP hub, never to the adapter.
+  session(): Promise<never> {
+    return Promise.reject(new Error("sessions are not the adapter's"));
+  }
+
+  forget(): Promise<never> {
+    return Promise.reject(new Error("forget is not the adapter's"));
+  }
 }
 
 /** Every record the adapter logged, with its level and msg. */

@@ -21,6 +21,12 @@ export interface Registry {
  */
 export function openRegistry(privateRoot: string): Registry {
   const dir = join(privateRoot, 'registry');
+  // An entry's name is the hash of its path and its content that path, so a name read once is
+  // known for good: a process serving many directories (serve --listen: one per session) lists
+  // the registry on every call, and re-reading every entry made each call O(directories) reads
+  // (a hundred sessions: ~100 opens per call). The directory listing and the lstat of each
+  // path still run every time, so entries other processes add or prune are seen at once.
+  const known = new Map<string, string>();
   return {
     async list() {
       const names = await privateStateUsable(() =>
@@ -32,11 +38,16 @@ export function openRegistry(privateRoot: string): Registry {
       const found: string[] = [];
       for (const name of names.filter((entry) => /^[0-9a-f]{64}$/.test(entry))) {
         const file = join(dir, name);
-        const path = await readFile(file, 'utf8').catch(() => undefined);
+        const path = known.get(name) ?? (await readFile(file, 'utf8').catch(() => undefined));
         if (path === undefined) continue;
         const stats = await lstat(path).catch(() => undefined);
-        if (stats?.isDirectory()) found.push(path);
-        else await unlink(file).catch(() => {});
+        if (stats?.isDirectory()) {
+          known.set(name, path);
+          found.push(path);
+        } else {
+          known.delete(name);
+          await unlink(file).catch(() => {});
+        }
       }
       return found.sort();
     },

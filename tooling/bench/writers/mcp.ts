@@ -93,10 +93,15 @@ class McpWriter implements Writer {
     return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS_PER_SECOND;
   }
 
+  /** The server process's id (memory figures read /proc with it). */
+  get pid(): number | undefined {
+    return this.transport.pid ?? undefined;
+  }
+
   /** The server's resident set size (bytes) from `/proc`; undefined elsewhere. */
   async rssBytes(): Promise<number | undefined> {
-    const pid = this.transport.pid;
-    if (pid === null) return undefined;
+    const pid = this.pid;
+    if (pid === undefined) return undefined;
     const status = await readFile(`/proc/${pid}/status`, 'utf8').catch(() => undefined);
     const kib = status?.match(/^VmRSS:\s+(\d+) kB$/m)?.[1];
     return kib === undefined ? undefined : Number(kib) * 1024;
@@ -188,6 +193,7 @@ export async function createMcpPool(opts: McpPoolOptions): Promise<WriterPool> {
   });
   return {
     writers,
+    pids: () => writers.flatMap((writer) => (writer.pid === undefined ? [] : [writer.pid])),
     casAttempts: () => countedAttempts(casDir),
     cpuMs: async () => {
       const each = await Promise.all(writers.map((w) => w.cpuMs()));

@@ -27,6 +27,8 @@ export interface WriterPool {
    * measurable (in-process writers, git, or no `/proc`).
    */
   cpuMs?(): Promise<number | undefined>;
+  /** The server processes' ids, when the pool runs any (memory figures). */
+  pids?(): number[];
   close(): Promise<void>;
 }
 

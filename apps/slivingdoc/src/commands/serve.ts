@@ -4,7 +4,7 @@ import { asRefusal, refuse } from '../runtime/refuse';
 import { configuredRoots, createSessionRoots, type Roots } from '../runtime/roots';
 import { processScrubber } from '../runtime/scrubber';
 import { holdsUnpublished, settleSessionDir } from '../runtime/session-dir';
-import { createShutdown } from '../runtime/shutdown';
+import { createShutdown, stopRequests } from '../runtime/shutdown';
 import { openStore, probeStore } from '../runtime/store';
 import { VERSION } from '../version';
 
@@ -96,19 +96,4 @@ async function startSession(
 ) {
   const { startMcpSession } = await import('../runtime/mcp-session');
   return { ...(await startMcpSession({ config, roots, store, transport })), store };
-}
-
-/**
- * SIGINT, SIGTERM and the end of the transport, whichever comes first, from the very start:
- * a signal during start-up waits for it and then shuts down like any other (so a session
- * directory is settled rather than left behind).
- */
-function stopRequests(): { first: Promise<string>; request(why: string): void } {
-  let request!: (why: string) => void;
-  const first = new Promise<string>((resolve) => {
-    request = resolve;
-  });
-  process.once('SIGINT', () => request('SIGINT'));
-  process.once('SIGTERM', () => request('SIGTERM'));
-  return { first, request };
 }

@@ -1,16 +1,21 @@
 // The subpath, not the barrel: the barrel would load the whole engine before `serve` answers.
+
+import { isAbsolute, relative, resolve, sep } from 'node:path';
 import { DEFAULT_ACTOR, isValidActor } from '@slivingdoc/engine/actor';
+// The subpath, not the barrel: the barrel would load the HTTP edge before `serve` answers.
+import { defaultTokenFilePath } from '@slivingdoc/http/token-path';
 import { createPathPolicy, PathSetError } from '@slivingdoc/policy';
-import type { CommandLine, Flags } from './command-line';
+import type { CommandLine, Flags, TokenCommandLine } from './command-line';
 import { defaultPrivateRoot, overlaps } from './paths';
-import { configuration } from './refusal';
+import { configuration, usage } from './refusal';
 import { envValue, pick } from './setting-source';
 import { driverOf } from './store-registry';
 import { buildStoreConfig } from './store-settings';
-import type { AppConfig, Invocation, ParseContext } from './types';
+import type { AppConfig, Invocation, ListenConfig, ParseContext } from './types';
 import {
   parseInteger,
   parseMergeAdditions,
+  quote,
   resolveUserPath,
   splitList,
   validatePrefix,
@@ -25,9 +30,28 @@ export function buildInvocation(
   env: NodeJS.ProcessEnv,
   context: ParseContext,
 ): Invocation {
+  if (commandLine.kind === 'token') {
+    return {
+      kind: 'token',
+      command: checkedTokenCommand(commandLine),
+      tokenFile: tokenFile(env, context),
+    };
+  }
   const { flags } = commandLine;
   if (commandLine.kind === 'serve') {
-    return { kind: 'serve', config: buildConfig(flags, env, context, undefined) };
+    const config = buildConfig(flags, env, context, undefined);
+    const listen = buildListen(flags, env, context);
+    return { kind: 'serve', config: listen === undefined ? config : { ...config, listen } };
+  }
+  if (commandLine.kind === 'view') {
+    const setting = pick(flags, env, 'listen', 'SLIVINGDOC_LISTEN');
+    if (setting === undefined) throw usage('view needs --listen HOST:PORT (e.g. 127.0.0.1:8080)');
+    return {
+      kind: 'view',
+      config: buildConfig(flags, env, context, undefined),
+      listen: parseListenAddress(setting.source, setting.raw),
+      tokenFile: tokenFile(env, context),
+    };
   }
   const path = resolveUserPath('path', commandLine.path, context.cwd, context.home);
   const config = buildConfig(flags, env, context, path);
@@ -51,6 +75,14 @@ export function buildInvocation(
             : parseInteger('-n', flags['max-count'], 1, Number.MAX_SAFE_INTEGER),
         stat: flags.stat ?? false,
         full: flags.full ?? false,
+      };
+    case 'blame':
+      return {
+        kind: 'blame',
+        path,
+        config,
+        file: notebookFile(commandLine.file, path, context.cwd),
+        json: flags.json ?? false,
       };
     case 'revert':
       return {
@@ -184,6 +216,109 @@ function buildConfig(
   };
 }
 
+/** The token file: `SLIVINGDOC_TOKEN_FILE`, else the user's config directory. */
+function tokenFile(env: NodeJS.ProcessEnv, context: ParseContext): string {
+  const given = envValue(env, 'SLIVINGDOC_TOKEN_FILE');
+  return given === undefined
+    ? defaultTokenFilePath(env, context.home)
+    : resolveUserPath('SLIVINGDOC_TOKEN_FILE', given, context.cwd, context.home);
+}
+
+/**
+ * A token's name becomes its sessions' actor and their directory name under the workspace
+ * root, so it must be both: a portable file name (letters, digits, `.`, `_`, `-`, not
+ * starting with `.` or `-`), 1–64 bytes. `+` is left out on purpose: it names a second live
+ * session of the same actor (`alice+2`, docs/hosts.md), which can then never be a token's name.
+ */
+const TOKEN_NAME = /^[A-Za-z0-9_][A-Za-z0-9._-]{0,63}$/;
+
+function checkedTokenCommand(command: TokenCommandLine): TokenCommandLine {
+  if (command.action === 'list') return command;
+  if (!TOKEN_NAME.test(command.name))
+    throw configuration(
+      `token name ${quote(command.name)}: use 1–64 letters, digits, '.', '_' or '-', not starting with '.' or '-'`,
+    );
+  if (command.action === 'remove') return command;
+  const split = (flag: string, values: string[] | undefined) =>
+    values?.flatMap((raw) => splitList(flag, raw));
+  const sets = pathSets(
+    split('--writable', command.writable) ?? [],
+    split('--read-only-paths', command.readOnlyPaths) ?? [],
+  );
+  return {
+    ...command,
+    writable: command.writable === undefined ? undefined : sets.writable,
+    readOnlyPaths: command.readOnlyPaths === undefined ? undefined : sets.readOnly,
+  };
+}
+
+/** `serve --listen HOST:PORT` (or SLIVINGDOC_LISTEN) and the HTTP settings beside it. */
+function buildListen(
+  flags: Flags,
+  env: NodeJS.ProcessEnv,
+  context: ParseContext,
+): ListenConfig | undefined {
+  const listen = pick(flags, env, 'listen', 'SLIVINGDOC_LISTEN');
+  const httpOnly = (
+    [
+      'listen-public',
+      'allow-origin',
+      'max-sessions',
+      'session-idle-timeout',
+      'session-calls',
+    ] as const
+  ).find((flag) => flags[flag] !== undefined);
+  if (listen === undefined) {
+    if (httpOnly !== undefined) throw configuration(`--${httpOnly} needs --listen HOST:PORT`);
+    return undefined;
+  }
+  const { host, port } = parseListenAddress(listen.source, listen.raw);
+  const integer = (
+    flag: 'max-sessions' | 'session-idle-timeout' | 'session-calls',
+    envName: string,
+    fallback: number,
+    min: number,
+    max: number,
+  ) => {
+    const setting = pick(flags, env, flag, envName);
+    return setting ? parseInteger(setting.source, setting.raw, min, max) : fallback;
+  };
+  const origins =
+    flags['allow-origin'] ?? splitOrigins(envValue(env, 'SLIVINGDOC_ALLOWED_ORIGINS'));
+  for (const origin of origins) {
+    if (!/^https?:\/\/[^/\s]+$/.test(origin))
+      throw configuration(
+        `--allow-origin: ${quote(origin)} is not an origin (scheme://host[:port], no path)`,
+      );
+  }
+  return {
+    host,
+    port,
+    public: flags['listen-public'] ?? false,
+    allowedOrigins: origins,
+    maxSessions: integer('max-sessions', 'SLIVINGDOC_MAX_SESSIONS', 256, 1, 100_000),
+    idleTimeoutMs:
+      integer('session-idle-timeout', 'SLIVINGDOC_SESSION_IDLE_TIMEOUT', 1800, 1, 7 * 24 * 3600) *
+      1000,
+    maxCallsPerSession: integer('session-calls', 'SLIVINGDOC_SESSION_CALLS', 8, 1, 1000),
+    tokenFile: tokenFile(env, context),
+  };
+}
+
+const splitOrigins = (raw: string | undefined) =>
+  raw === undefined ? [] : raw.split(/[\s,]+/).filter((o) => o !== '');
+
+/** `HOST:PORT`, `[IPv6]:PORT`; the port 0–65535 (0: any free port, printed in the log). */
+function parseListenAddress(source: string, raw: string): { host: string; port: number } {
+  const match = /^(?:\[([^\]]+)\]|([^:[\]]+)):([0-9]{1,5})$/.exec(raw);
+  const port = Number(match?.[3]);
+  if (match === null || port > 65535)
+    throw configuration(
+      `${source}: ${quote(raw)} is not HOST:PORT (e.g. 127.0.0.1:7077 or [::1]:7077)`,
+    );
+  return { host: (match[1] ?? match[2])!, port };
+}
+
 /** contract §5: the policy package validates and normalises the sets; an entry in both is refused. */
 function pathSets(writable: string[], readOnly: string[]) {
   try {
@@ -192,4 +327,16 @@ function pathSets(writable: string[], readOnly: string[]) {
     if (error instanceof PathSetError) throw configuration(`path sets: ${error.message}`);
     throw error;
   }
+}
+
+/**
+ * blame's file: a path inside the notebook directory (absolute, or relative to the current
+ * directory) becomes its notebook path; anything else is taken as a notebook path already.
+ */
+function notebookFile(file: string, notebook: string, cwd: string): string {
+  const local = resolve(cwd, file);
+  const inside = relative(notebook, local);
+  if (inside !== '' && !inside.startsWith('..') && !isAbsolute(inside))
+    return inside.split(sep).join('/');
+  return file.replace(/^\.\//, '');
 }

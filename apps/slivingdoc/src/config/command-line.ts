@@ -12,7 +12,9 @@ const COMMANDS = {
   c: 'commit',
   status: 'status',
   log: 'log',
+  blame: 'blame',
   revert: 'revert',
+  view: 'view',
   version: 'version',
   v: 'version',
   '--version': 'version',
@@ -20,17 +22,23 @@ const COMMANDS = {
 } as const;
 
 /** A command's canonical name. */
-export type CommandName = (typeof COMMANDS)[keyof typeof COMMANDS];
+export type CommandName = (typeof COMMANDS)[keyof typeof COMMANDS] | 'token';
 
 /** Options that only some commands take (all others apply to every path command and serve). */
 const ONLY: Partial<Record<FlagName, readonly CommandName[]>> = {
   message: ['commit', 'revert'],
   quiet: ['pull', 'commit', 'revert'],
-  json: ['status', 'log'],
+  json: ['status', 'log', 'blame'],
   'max-count': ['log'],
   stat: ['log'],
   full: ['log'],
   generation: ['revert'],
+  listen: ['serve', 'view'],
+  'listen-public': ['serve'],
+  'allow-origin': ['serve'],
+  'max-sessions': ['serve'],
+  'session-idle-timeout': ['serve'],
+  'session-calls': ['serve'],
 };
 
 /**
@@ -55,6 +63,12 @@ export const OPTIONS = {
   stat: { type: 'boolean' },
   full: { type: 'boolean' },
   generation: { type: 'string' },
+  listen: { type: 'string' },
+  'listen-public': { type: 'boolean' },
+  'allow-origin': { type: 'string', multiple: true },
+  'max-sessions': { type: 'string' },
+  'session-idle-timeout': { type: 'string' },
+  'session-calls': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const satisfies ParseArgsConfig['options'];
 
@@ -82,8 +96,31 @@ export type CommandLine =
   | { kind: 'help'; command?: CommandName }
   | { kind: 'version' }
   | { kind: 'serve'; flags: Flags }
+  | { kind: 'view'; flags: Flags }
   | { kind: 'pull' | 'status' | 'log' | 'revert'; flags: Flags; path: string }
-  | { kind: 'commit'; flags: Flags; path: string; message: string };
+  | { kind: 'commit'; flags: Flags; path: string; message: string }
+  | { kind: 'blame'; flags: Flags; path: string; file: string }
+  | TokenCommandLine;
+
+/** `slivingdoc token add|list|remove`: its own small option set (`--read-only` is a switch here). */
+export type TokenCommandLine =
+  | {
+      kind: 'token';
+      action: 'add';
+      name: string;
+      readOnly: boolean;
+      writable: string[] | undefined;
+      readOnlyPaths: string[] | undefined;
+    }
+  | { kind: 'token'; action: 'list' }
+  | { kind: 'token'; action: 'remove'; name: string };
+
+const TOKEN_OPTIONS = {
+  'read-only': { type: 'boolean' },
+  writable: { type: 'string', multiple: true },
+  'read-only-paths': { type: 'string', multiple: true },
+  help: { type: 'boolean', short: 'h' },
+} as const satisfies ParseArgsConfig['options'];
 
 /**
  * Reads the command, its flags and its path; throws a usage (or empty-value configuration)
@@ -93,8 +130,9 @@ export type CommandLine =
 export function parseCommandLine(argv: readonly string[]): CommandLine {
   const [first, ...rest] = argv;
   if (first === '-h' || first === '--help') return { kind: 'help' };
-  const known = 'serve, pull, commit, status, log, revert or version';
+  const known = 'serve, view, pull, commit, status, log, blame, revert, token or version';
   if (first === undefined) throw usage(`no command given (${known})`);
+  if (first === 'token') return parseTokenCommand(rest);
   const command = Object.hasOwn(COMMANDS, first)
     ? COMMANDS[first as keyof typeof COMMANDS]
     : undefined;
@@ -115,9 +153,16 @@ export function parseCommandLine(argv: readonly string[]): CommandLine {
       throw usage(`--${flag} applies only to ${commands.join(' and ')}`);
     }
   }
-  if (command === 'serve') {
-    if (positionals.length > 0) throw usage('serve takes no path');
-    return { kind: 'serve', flags };
+  if (command === 'serve' || command === 'view') {
+    if (positionals.length > 0) throw usage(`${command} takes no path`);
+    return command === 'serve' ? { kind: 'serve', flags } : { kind: 'view', flags };
+  }
+  if (command === 'blame') {
+    if (positionals.length !== 2)
+      throw usage(`blame takes a path and a file (got ${positionals.length} arguments)`);
+    const [path, file] = positionals as [string, string];
+    if (path === '' || file === '') throw usage('blame: the path or the file is empty');
+    return { kind: 'blame', flags, path, file };
   }
   if (positionals.length !== 1) {
     throw usage(`${command} takes exactly one path (got ${positionals.length})`);
@@ -132,6 +177,50 @@ export function parseCommandLine(argv: readonly string[]): CommandLine {
     throw usage('revert needs --generation <N> (see slivingdoc log)');
   }
   return { kind: command, flags, path };
+}
+
+function parseTokenCommand(args: string[]): TokenCommandLine | { kind: 'help'; command: 'token' } {
+  let parsed: { values: { [K in keyof typeof TOKEN_OPTIONS]?: unknown }; positionals: string[] };
+  try {
+    parsed = parseArgs({ args, options: TOKEN_OPTIONS, allowPositionals: true, strict: true });
+  } catch (error) {
+    throw usage(describeParseError(error));
+  }
+  const { values, positionals } = parsed as {
+    values: {
+      'read-only'?: boolean;
+      writable?: string[];
+      'read-only-paths'?: string[];
+      help?: boolean;
+    };
+    positionals: string[];
+  };
+  if (values.help) return { kind: 'help', command: 'token' };
+  const [action, ...names] = positionals;
+  const onlyAdd =
+    values['read-only'] !== undefined ||
+    values.writable !== undefined ||
+    values['read-only-paths'] !== undefined;
+  if (action === 'list') {
+    if (names.length > 0 || onlyAdd) throw usage('token list takes no arguments');
+    return { kind: 'token', action };
+  }
+  if (action !== 'add' && action !== 'remove')
+    throw usage('token needs add NAME, list or remove NAME');
+  if (names.length !== 1) throw usage(`token ${action} takes exactly one NAME`);
+  const name = names[0]!;
+  if (action === 'remove') {
+    if (onlyAdd) throw usage('token remove takes only a NAME');
+    return { kind: 'token', action, name };
+  }
+  return {
+    kind: 'token',
+    action,
+    name,
+    readOnly: values['read-only'] ?? false,
+    writable: values.writable,
+    readOnlyPaths: values['read-only-paths'],
+  };
 }
 
 function parseFlags(args: string[]): ParsedFlags {

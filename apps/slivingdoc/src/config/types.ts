@@ -1,3 +1,4 @@
+import type { TokenCommandLine } from './command-line';
 import type { StoreConfig } from './store-registry';
 
 export type { StoreConfig } from './store-registry';
@@ -26,6 +27,27 @@ export interface AppConfig {
    * `clientInfo.name` is used.
    */
   actor: string | undefined;
+  /** `serve --listen`: MCP over Streamable HTTP instead of stdio (docs/hosts.md, "Over HTTP"). */
+  listen?: ListenConfig | undefined;
+}
+
+/** The HTTP side of `serve --listen` (docs/configuration.md). */
+export interface ListenConfig {
+  /** The address to bind (a name or an IP; IPv6 without brackets). */
+  host: string;
+  port: number;
+  /** `--listen-public`: a non-loopback address is allowed (and warned about). */
+  public: boolean;
+  /** Browser origins let in (`--allow-origin`); none by default. */
+  allowedOrigins: string[];
+  /** Live sessions at most; beyond, initialize is answered 503 with Retry-After. */
+  maxSessions: number;
+  /** A session with no request for this long ends. */
+  idleTimeoutMs: number;
+  /** Requests of one session being handled at once; beyond, 429 with Retry-After. */
+  maxCallsPerSession: number;
+  /** The token file (`SLIVINGDOC_TOKEN_FILE`, else the user's config directory). */
+  tokenFile: string;
 }
 
 /** What the command line asks for, once it has been validated. */
@@ -33,6 +55,14 @@ export type Invocation =
   | { kind: 'help'; command?: string }
   | { kind: 'version' }
   | { kind: 'serve'; config: AppConfig }
+  | {
+      kind: 'view';
+      config: AppConfig;
+      /** Where the view listens (`--listen HOST:PORT`). */
+      listen: { host: string; port: number };
+      /** The token file whose tokens log in too (as for `serve --listen`). */
+      tokenFile: string;
+    }
   | { kind: 'pull'; path: string; config: AppConfig; quiet: boolean }
   | { kind: 'commit'; path: string; message: string; config: AppConfig; quiet: boolean }
   | { kind: 'status'; path: string; config: AppConfig; json: boolean }
@@ -46,6 +76,15 @@ export type Invocation =
       stat: boolean;
       /** Whole messages instead of their first line. */
       full: boolean;
+    }
+  | { kind: 'token'; command: TokenCommandLine; tokenFile: string }
+  | {
+      kind: 'blame';
+      path: string;
+      config: AppConfig;
+      /** The notebook path of the file (`/`-separated, relative to the notebook). */
+      file: string;
+      json: boolean;
     }
   | {
       kind: 'revert';

@@ -28,7 +28,15 @@ export function trackInFlight(inner: NotebookService): TrackedService {
     status: (request) => track(inner.status(request)),
     log: (request) => track(inner.log(request)),
     revert: (request) => track(inner.revert(request)),
-    localChanges: () => inner.localChanges(),
+    acceptedGeneration: (signal) => track(inner.acceptedGeneration(signal)),
+    history: (request) => track(inner.history(request)),
+    publication: (request) => track(inner.publication(request)),
+    files: (request) => track(inner.files(request)),
+    readFile: (request) => track(inner.readFile(request)),
+    blame: (request) => track(inner.blame(request)),
+    localChanges: (under) => inner.localChanges(under),
+    session: (options) => inner.session(options),
+    forget: (dir) => inner.forget(dir),
     close: () => inner.close(),
   };
   return {

@@ -48,3 +48,18 @@ export function createShutdown(steps: ShutdownSteps, log: Logger): (why: string)
     return running;
   };
 }
+
+/**
+ * SIGINT, SIGTERM and the end of the transport, whichever comes first, from the very start:
+ * a signal during start-up waits for it and then shuts down like any other (so a session
+ * directory is settled rather than left behind).
+ */
+export function stopRequests(): { first: Promise<string>; request(why: string): void } {
+  let request!: (why: string) => void;
+  const first = new Promise<string>((resolve) => {
+    request = resolve;
+  });
+  process.once('SIGINT', () => request('SIGINT'));
+  process.once('SIGTERM', () => request('SIGTERM'));
+  return { first, request };
+}

@@ -511,3 +511,141 @@ describe('the refusal shape', () => {
     });
   });
 });
+
+describe('serve --listen and token', () => {
+  it('--listen takes HOST:PORT or [IPv6]:PORT, from the flag or SLIVINGDOC_LISTEN, with defaults', async () => {
+    expect((await config(['serve', '--listen', '127.0.0.1:7077'])).listen).toEqual({
+      host: '127.0.0.1',
+      port: 7077,
+      public: false,
+      allowedOrigins: [],
+      maxSessions: 256,
+      idleTimeoutMs: 1_800_000,
+      maxCallsPerSession: 8,
+      tokenFile: '/home/u/.config/slivingdoc/tokens.json',
+    });
+    expect((await config(['serve'], { SLIVINGDOC_LISTEN: '[::1]:0' })).listen).toMatchObject({
+      host: '::1',
+      port: 0,
+    });
+    expect((await config(['serve'])).listen).toBeUndefined();
+  });
+
+  it('the HTTP settings and the token file come from flags and the environment', async () => {
+    const listen = (
+      await config(
+        [
+          'serve',
+          '--listen',
+          'localhost:1',
+          '--listen-public',
+          '--allow-origin',
+          'http://a.example:8080',
+        ],
+        {
+          SLIVINGDOC_MAX_SESSIONS: '3',
+          SLIVINGDOC_SESSION_IDLE_TIMEOUT: '2',
+          SLIVINGDOC_SESSION_CALLS: '1',
+          SLIVINGDOC_TOKEN_FILE: '~/t.json',
+          XDG_CONFIG_HOME: '/cfg',
+        },
+      )
+    ).listen;
+    expect(listen).toMatchObject({
+      public: true,
+      allowedOrigins: ['http://a.example:8080'],
+      maxSessions: 3,
+      idleTimeoutMs: 2000,
+      maxCallsPerSession: 1,
+      tokenFile: '/home/u/t.json',
+    });
+    expect(
+      (await config(['serve', '--listen', 'h:1'], { XDG_CONFIG_HOME: '/cfg' })).listen?.tokenFile,
+    ).toBe('/cfg/slivingdoc/tokens.json');
+  });
+
+  it.each([
+    [['serve', '--listen', '7077'], /is not HOST:PORT/],
+    [['serve', '--listen', 'h:70000'], /is not HOST:PORT/],
+    [['serve', '--listen', '::1:80'], /is not HOST:PORT/],
+    [['serve', '--max-sessions', '3'], /--max-sessions needs --listen/],
+    [['serve', '--listen-public'], /--listen-public needs --listen/],
+    [['serve', '--listen', 'h:1', '--max-sessions', '0'], /not an integer 1–100000/],
+    [['serve', '--listen', 'h:1', '--allow-origin', 'http://a/x'], /is not an origin/],
+    [['pull', 'nb', '--listen', 'h:1'], /--listen applies only to serve/],
+    [['token', 'add', '.hidden'], /token name/],
+    [['token', 'add', 'a+2'], /token name/],
+    [['token', 'add', 'x', '--writable', '../up'], /path sets/],
+    [['token', 'list', 'x'], /token list takes no arguments/],
+    [['token', 'remove', 'x', '--read-only'], /token remove takes only a NAME/],
+    [['token'], /token needs add NAME, list or remove NAME/],
+  ])('%j is refused', async (argv, reason) => {
+    expect((await refusal(argv)).reason).toMatch(reason);
+  });
+
+  it('token add reads its own switches: --read-only is a switch here, path lists split on :', async () => {
+    expect(
+      await parse([
+        'token',
+        'add',
+        'scribe',
+        '--read-only',
+        '--writable',
+        'b:a',
+        '--read-only-paths',
+        'a/x',
+      ]),
+    ).toEqual({
+      kind: 'token',
+      command: {
+        kind: 'token',
+        action: 'add',
+        name: 'scribe',
+        readOnly: true,
+        writable: ['a', 'b'],
+        readOnlyPaths: ['a/x'],
+      },
+      tokenFile: '/home/u/.config/slivingdoc/tokens.json',
+    });
+    expect(await parse(['token', 'remove', 'scribe'])).toMatchObject({
+      command: { action: 'remove', name: 'scribe' },
+    });
+  });
+});
+
+describe('blame and view', () => {
+  it('blame takes a path and a notebook file, or a file inside the path', async () => {
+    expect(await parse(['blame', 'nb', 'notes/a.md', '--json'])).toMatchObject({
+      kind: 'blame',
+      path: '/work/cwd/nb',
+      file: 'notes/a.md',
+      json: true,
+    });
+    expect(await parse(['blame', '/abs/nb', '/abs/nb/sub/b.md'])).toMatchObject({
+      file: 'sub/b.md',
+      json: false,
+    });
+    expect(await parse(['blame', '/work/cwd', './c.md'])).toMatchObject({ file: 'c.md' });
+    expect(await refusal(['blame', 'nb'])).toMatchObject({ what: 'usage', exitCode: 2 });
+    expect(await refusal(['blame', 'nb', 'a', 'b'])).toMatchObject({ what: 'usage' });
+    expect(await refusal(['log', 'nb', '--listen', '127.0.0.1:1'])).toMatchObject({
+      what: 'usage',
+    });
+  });
+
+  it('view needs --listen HOST:PORT (flag or SLIVINGDOC_LISTEN) and takes no path', async () => {
+    expect(await parse(['view', '--listen', '127.0.0.1:8080'])).toMatchObject({
+      kind: 'view',
+      listen: { host: '127.0.0.1', port: 8080 },
+      tokenFile: '/home/u/.config/slivingdoc/tokens.json',
+    });
+    expect(await parse(['view'], { SLIVINGDOC_LISTEN: '[::1]:0' })).toMatchObject({
+      listen: { port: 0 },
+    });
+    expect(await refusal(['view'])).toMatchObject({ what: 'usage', exitCode: 2 });
+    expect(await refusal(['view', 'nb', '--listen', '127.0.0.1:1'])).toMatchObject({
+      what: 'usage',
+    });
+    expect((await refusal(['view', '--listen', 'nowhere'])).exitCode).toBe(2);
+  });
+});

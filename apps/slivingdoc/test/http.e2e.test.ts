@@ -1,0 +1,388 @@
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { assertBuilt, runBin, sandboxEnv } from './helpers/bin';
+import {
+  addToken,
+  type HttpSession,
+  HubProcess,
+  INITIALIZE,
+  mcpHeaders,
+  rawRequest,
+  withConfigHome,
+} from './helpers/http-hub';
+import { expectEnvelope, McpServerProcess, type ToolResult } from './helpers/mcp-server';
+
+const hubs: HubProcess[] = [];
+const stdios: McpServerProcess[] = [];
+
+beforeAll(assertBuilt);
+afterEach(async () => {
+  for (const server of stdios.splice(0)) await server.close().catch(() => undefined);
+  for (const hub of hubs.splice(0)) await hub.stop('SIGKILL');
+});
+
+const sandbox = () => withConfigHome(sandboxEnv());
+
+async function startHub(env: NodeJS.ProcessEnv, args: string[] = []): Promise<HubProcess> {
+  const hub = await HubProcess.start(args, env);
+  hubs.push(hub);
+  return hub;
+}
+
+/**
+ * A result with the directory, the workspace root and the per-call diagnosticId made neutral,
+ * for comparison: a stdio session directory is its own workspace root, a hub's sessions share
+ * the hub's (docs/hosts.md, "Over HTTP").
+ */
+function neutral(result: ToolResult, dir: string): string {
+  return JSON.stringify(result)
+    .split(dir)
+    .join('<DIR>')
+    .split(dirname(dir))
+    .join('<DIR>')
+    .replace(/[0-9a-f]{16}/g, '<ID>');
+}
+
+/** The same calls on a session, in order; the session writes `a.md` between them. */
+async function script(session: { call: HttpSession['call'] }, dir: string): Promise<string[]> {
+  const results: ToolResult[] = [];
+  results.push(await session.call('notes_pull', {}));
+  results.push(await session.call('notes_commit', { message: 'x', extra: 1 }));
+  results.push(await session.call('notes_commit', { message: '   ' }));
+  results.push(await session.call('notes_commit', { message: 'x', path: '/etc' }));
+  results.push(await session.call('notes_commit', { message: 'x', path: 'never-pulled' }));
+  writeFileSync(join(dir, 'a.md'), 'one\ntwo\n');
+  results.push(await session.call('notes_commit', { message: 'add a' }));
+  writeFileSync(join(dir, 'docs.md'), 'x\n');
+  results.push(await session.call('notes_commit', { message: 'add docs' }));
+  results.push(await session.call('notes_pull', {}));
+  return results.map((result) => neutral(result, dir));
+}
+
+describe('serve --listen: the same surface as stdio', () => {
+  it('lists the same tools and instructions and answers every call byte for byte as stdio does', async () => {
+    for (const sets of [[], ['--writable', 'a.md']]) {
+      const stdioEnv = sandbox();
+      const stdio = await McpServerProcess.start(sets, stdioEnv);
+      stdios.push(stdio);
+      const env = sandbox();
+      const token = addToken(env, 'alice', ...sets);
+      const hub = await startHub(env);
+      const session = await hub.connect(token);
+
+      expect(JSON.stringify((await session.client.listTools()).tools)).toBe(
+        JSON.stringify((await stdio.client.listTools()).tools),
+      );
+      expect(session.instructions.split(session.notebookDir).join('<DIR>')).toBe(
+        (stdio.client.getInstructions() ?? '').split(stdio.notebookDir).join('<DIR>'),
+      );
+      expect(session.client.getServerVersion()).toEqual(stdio.client.getServerVersion());
+      expect(session.notebookDir).toMatch(/\/slivingdoc-[^/]+\/notebook\/alice$/);
+      const overHttp = await script(session, session.notebookDir);
+      const overStdio = await script(stdio, stdio.notebookDir);
+      expect(overHttp).toEqual(overStdio);
+      // Two records per call, correlated, as over stdio.
+      const started = hub.logged('tool call started').length;
+      expect(started).toBe(overHttp.length);
+      expect(hub.logged('tool call completed').length + hub.logged('tool call failed').length).toBe(
+        started,
+      );
+    }
+  });
+});
+
+describe('serve --listen: tokens decide actor, rights and path sets', () => {
+  it('refuses to start without a token, with a configuration error', () => {
+    const run = runBin(['serve', '--listen', '127.0.0.1:0'], sandbox());
+    expect(run.status).toBe(2);
+    expect(run.stderr).toMatch(/^slivingdoc: configuration — --listen needs at least one token/);
+  });
+
+  it('token list shows names and rights, never tokens; a removed token is refused at once', async () => {
+    const env = sandbox();
+    const token = addToken(env, 'alice');
+    addToken(env, 'bob', '--read-only', '--writable', 'notes');
+    const list = runBin(['token', 'list'], env);
+    expect(list.status).toBe(0);
+    expect(list.stdout).toMatch(/^alice\tread-write\t\S+\nbob\tread-only writable=notes\t\S+\n$/);
+    expect(
+      list.stdout + readFileSync(join(env.XDG_CONFIG_HOME!, 'slivingdoc', 'tokens.json'), 'utf8'),
+    ).not.toContain(token.slice(4));
+    expect(runBin(['token', 'add', 'alice'], env).stderr).toMatch(
+      /configuration — .*already exists/,
+    );
+    const hub = await startHub(env);
+    const session = await hub.connect(token);
+    expect((await session.call('notes_pull', {})).isError).toBe(false);
+    expect(runBin(['token', 'remove', 'alice'], env).status).toBe(0);
+    await expect(session.call('notes_pull', {})).rejects.toThrow(/unknown bearer token/);
+    expect(runBin(['token', 'remove', 'alice'], env).status).toBe(2);
+  });
+
+  it("answers a read-only token's commit with READ_ONLY_SESSION and still pulls", async () => {
+    const env = sandbox();
+    const token = addToken(env, 'reader', '--read-only');
+    const hub = await startHub(env);
+    const session = await hub.connect(token);
+    expect((await session.call('notes_pull', {})).isError).toBe(false);
+    writeFileSync(join(session.notebookDir, 'a.md'), 'x\n');
+    expectEnvelope(await session.call('notes_commit', { message: 'm' }), {
+      code: 'READ_ONLY_SESSION',
+      reason: 'TOKEN_READ_ONLY',
+    });
+  });
+
+  it("applies a token's path sets to its sessions instead of the process's", async () => {
+    const env = sandbox();
+    const token = addToken(env, 'scribe', '--writable', 'notes');
+    const hub = await startHub(env, ['--read-only', 'other']);
+    const session = await hub.connect(token);
+    expect(session.instructions).toContain('Writable paths: notes.');
+    expect(session.instructions).not.toContain('other');
+    await session.call('notes_pull', {});
+    writeFileSync(join(session.notebookDir, 'outside.md'), 'x\n');
+    expectEnvelope(await session.call('notes_commit', { message: 'm' }), {
+      code: 'READ_ONLY_PATH',
+      reason: 'CHANGE_OUTSIDE_WRITABLE',
+      files: [{ path: 'outside.md', reason: 'READ_ONLY_PATH', ranges: [] }],
+      sets: { writable: ['notes'], readOnly: [] },
+    });
+  });
+
+  it('runs 100 concurrent sessions that pull and commit; each token is the actor in log', {
+    timeout: 300_000,
+  }, async () => {
+    const env = sandbox();
+    const names = Array.from({ length: 10 }, (_, i) => `agent-${i}`);
+    const tokens = names.map((name) => addToken(env, name));
+    const hub = await startHub(env);
+    const sessions = await Promise.all(
+      Array.from({ length: 100 }, (_, i) => hub.connect(tokens[i % 10]!)),
+    );
+    // Second and later live sessions of one actor get their own directory: alice, alice+2, …
+    const dirs = sessions.map((session) => session.notebookDir);
+    expect(new Set(dirs).size).toBe(100);
+    expect(dirs.filter((dir) => dir.endsWith('/agent-3+10'))).toHaveLength(1);
+    const results = await Promise.all(
+      sessions.map(async (session, i) => {
+        await session.call('notes_pull', {});
+        writeFileSync(join(session.notebookDir, `file-${i}.md`), `line of ${i}\n`);
+        return session.call('notes_commit', { message: `commit ${i}` });
+      }),
+    );
+    expect(results.filter((result) => result.isError).map((r) => r.text)).toEqual([]);
+    const final = await sessions[0]!.call('notes_pull', {});
+    expect(final.isError).toBe(false);
+    for (let i = 0; i < 100; i += 1) expect(existsSync(join(dirs[0]!, `file-${i}.md`))).toBe(true);
+    const reader = join(env.HOME!, 'reader');
+    mkdirSync(reader);
+    expect(runBin(['pull', reader], env).status).toBe(0);
+    const log = runBin(['log', reader, '--json', '-n', '500'], env);
+    expect(log.status).toBe(0);
+    const publications = (JSON.parse(log.stdout) as { publications: { actor: string }[] })
+      .publications;
+    expect(new Set(publications.map((p) => p.actor))).toEqual(new Set(names));
+  });
+});
+
+describe('serve --listen: refusals before any MCP handling', () => {
+  it('401 without or with a wrong token, 403 for a foreign Host or Origin, 413 past 1 MiB, 503 past the session limit', async () => {
+    const env = sandbox();
+    const token = addToken(env, 'alice');
+    const hub = await startHub(env, ['--max-sessions', '2']);
+    const { url } = hub;
+    const post = (headers: Record<string, string>, body: string | Buffer = INITIALIZE) =>
+      rawRequest(url, { headers, body });
+
+    expect((await post(mcpHeaders(url, undefined))).status).toBe(401);
+    const wrong = await post(mcpHeaders(url, 'sld_wrong'));
+    expect(wrong.status).toBe(401);
+    expect(wrong.headers['www-authenticate']).toMatch(/^Bearer/);
+    expect(
+      (await post({ ...mcpHeaders(url, token), Host: `evil.example:${hub.port}` })).status,
+    ).toBe(403);
+    const origin = await post({ ...mcpHeaders(url, token), Origin: 'http://evil.example' });
+    expect(origin.status).toBe(403);
+    expect(origin.headers['access-control-allow-origin']).toBeUndefined();
+    const big = Buffer.alloc(2 * 1024 * 1024, 0x20);
+    expect((await post(mcpHeaders(url, token), big)).status).toBe(413);
+
+    await hub.connect(token);
+    await hub.connect(token);
+    const third = await post(mcpHeaders(url, token));
+    expect(third.status).toBe(503);
+    expect(third.headers['retry-after']).toBe('5');
+
+    await waitFor(() => hub.logged('request refused').length === 6);
+    const refused = hub.logged('request refused');
+    expect(refused.map((r) => r.status)).toEqual([401, 401, 403, 403, 413, 503]);
+    expect(refused.every((r) => r.level === 'warn' || r.level === 40)).toBe(true);
+    expect(JSON.stringify(hub.records)).not.toContain(token);
+    expect(JSON.stringify(hub.records)).not.toContain(token.slice(4));
+  });
+
+  it('429 for a request beyond the calls one session may have in progress', async () => {
+    const env = sandbox();
+    const token = addToken(env, 'alice');
+    const hub = await startHub(env, ['--session-calls', '1']);
+    const session = await hub.connect(token);
+    const headers = {
+      ...mcpHeaders(hub.url, token),
+      'Mcp-Session-Id': session.transport.sessionId!,
+      'Mcp-Protocol-Version': '2025-06-18',
+    };
+    // A request whose body has not ended holds the session's one place.
+    const { request } = await import('node:http');
+    const slow = request(hub.url, { method: 'POST', headers });
+    slow.on('error', () => undefined);
+    slow.write('{"jsonrpc":"2.0",');
+    let second = await rawRequest(hub.url, {
+      headers,
+      body: '{"jsonrpc":"2.0","id":9,"method":"ping"}',
+    });
+    while (second.status !== 429) {
+      // The slow request may not have reached the hub yet: ask again until it holds the place.
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      second = await rawRequest(hub.url, {
+        headers,
+        body: '{"jsonrpc":"2.0","id":9,"method":"ping"}',
+      });
+    }
+    expect(second.headers['retry-after']).toBe('1');
+    slow.destroy();
+  });
+
+  it('a session answers only the token that opened it', async () => {
+    const env = sandbox();
+    const alice = addToken(env, 'alice');
+    const bob = addToken(env, 'bob');
+    const hub = await startHub(env);
+    const session = await hub.connect(alice);
+    const answer = await rawRequest(hub.url, {
+      headers: {
+        ...mcpHeaders(hub.url, bob),
+        'Mcp-Session-Id': session.transport.sessionId!,
+        'Mcp-Protocol-Version': '2025-06-18',
+      },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }),
+    });
+    expect(answer.status).toBe(404);
+  });
+});
+
+describe('serve --listen: the end of a session', () => {
+  it('ends a session on DELETE and removes its directory when nothing is unpublished', async () => {
+    const env = sandbox();
+    const token = addToken(env, 'alice');
+    const hub = await startHub(env);
+    const session = await hub.connect(token);
+    await session.call('notes_pull', {});
+    const dir = session.notebookDir;
+    expect(existsSync(dir)).toBe(true);
+    await session.terminate();
+    await waitFor(() => hub.logged('session ended').length === 1 && !existsSync(dir));
+    await expect(session.call('notes_pull', {})).rejects.toThrow();
+  });
+
+  it('keeps the directory of a session that ends with unpublished edits', async () => {
+    const env = sandbox();
+    const token = addToken(env, 'alice');
+    const hub = await startHub(env);
+    const session = await hub.connect(token);
+    await session.call('notes_pull', {});
+    writeFileSync(join(session.notebookDir, 'draft.md'), 'unpublished\n');
+    await session.terminate();
+    await waitFor(
+      () => hub.logged('session directory kept: it holds unpublished edits').length === 1,
+    );
+    expect(readFileSync(join(session.notebookDir, 'draft.md'), 'utf8')).toBe('unpublished\n');
+  });
+
+  it('ends a session idle for the idle timeout', async () => {
+    const env = sandbox();
+    const token = addToken(env, 'alice');
+    const hub = await startHub(env, ['--session-idle-timeout', '1']);
+    const session = await hub.connect(token);
+    await session.call('notes_pull', {});
+    await waitFor(() => hub.logged('session idle: ending it').length === 1);
+    await expect(session.call('notes_pull', {})).rejects.toThrow();
+  });
+
+  it('SIGTERM answers the calls in flight, then ends every session and exits 0', async () => {
+    const env = sandbox();
+    const token = addToken(env, 'alice');
+    const hub = await startHub(env);
+    const sessions = await Promise.all(Array.from({ length: 8 }, () => hub.connect(token)));
+    for (const session of sessions) await session.call('notes_pull', {});
+    const calls = sessions.map((session, i) => {
+      writeFileSync(join(session.notebookDir, `f${i}.md`), `${i}\n`);
+      return session.call('notes_commit', { message: `c${i}` });
+    });
+    await waitFor(
+      () =>
+        hub.records.filter((r) => r.msg === 'tool call started' && r.tool === 'notes_commit')
+          .length === 8,
+    );
+    hub.child.kill('SIGTERM');
+    const results = await Promise.all(calls);
+    expect(results.map((r) => r.isError)).toEqual(Array(8).fill(false));
+    expect(await hub.exited).toBe(0);
+    expect(hub.logged('session ended')).toHaveLength(8);
+  });
+});
+
+describe('serve --listen: a hub killed mid-burst', () => {
+  it('restarts, repairs every directory and loses no acknowledged line', {
+    timeout: 300_000,
+  }, async () => {
+    const env = sandbox();
+    const root = mkdtempSync(join(env.HOME!, 'ws-'));
+    const names = ['a', 'b', 'c', 'd'];
+    const tokens = names.map((name) => addToken(env, name));
+    const args = ['--workspace-root', root];
+    let hub = await startHub(env, args);
+    const acknowledged = new Map<string, string[]>(names.map((n) => [n, []]));
+    const sessions = await Promise.all(tokens.map((token) => hub.connect(token)));
+    let killed = false;
+    const writers = names.map(async (name, index) => {
+      const session = sessions[index]!;
+      await session.call('notes_pull', {});
+      for (let i = 0; !killed; i += 1) {
+        const line = `${name} line ${i}`;
+        const file = join(session.notebookDir, `${name}.md`);
+        writeFileSync(file, `${existsSync(file) ? readFileSync(file, 'utf8') : ''}${line}\n`);
+        const result = await session.call('notes_commit', { message: line }).catch(() => undefined);
+        if (result === undefined) return;
+        if (!result.isError) acknowledged.get(name)!.push(line);
+      }
+    });
+    await waitFor(() => [...acknowledged.values()].every((lines) => lines.length >= 3));
+    killed = true;
+    await hub.stop('SIGKILL');
+    // The calls in flight when the hub died end with the connection.
+    await Promise.all(sessions.map((session) => session.close().catch(() => undefined)));
+    await Promise.all(writers);
+
+    hub = await startHub(env, args);
+    for (const [index, name] of names.entries()) {
+      const session = await hub.connect(tokens[index]!);
+      expect(session.notebookDir).toBe(join(root, name));
+      const pulled = await session.call('notes_pull', {});
+      expect(pulled.isError, pulled.text).toBe(false);
+    }
+    // An independent reader: a fresh directory pulled by the CLI holds every acknowledged line.
+    const reader = join(env.HOME!, 'reader');
+    mkdirSync(reader);
+    expect(runBin(['pull', reader], env).status).toBe(0);
+    for (const [name, lines] of acknowledged) {
+      const text = readFileSync(join(reader, `${name}.md`), 'utf8');
+      for (const line of lines) expect(text).toContain(`${line}\n`);
+    }
+  });
+});
+
+/** Polls `condition` until it holds (the test's own timeout bounds the wait). */
+async function waitFor(condition: () => boolean): Promise<void> {
+  while (!condition()) await new Promise((resolve) => setTimeout(resolve, 50));
+}

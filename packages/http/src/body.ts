@@ -1,0 +1,73 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Refusal } from './guard';
+
+/** The largest request body any slivingdoc listener reads: 1 MiB. */
+export const MAX_BODY_BYTES = 1024 * 1024;
+
+/** A body read whole, or the 413 for one beyond the limit. */
+export type BodyResult =
+  | { readonly ok: true; readonly body: Buffer }
+  | ({ readonly ok: false } & Refusal);
+
+const tooLarge = (limit: number): Refusal => ({
+  status: 413,
+  reason: `request body larger than ${limit} bytes`,
+});
+
+/**
+ * Reads a request body of at most `limit` bytes. A declared Content-Length beyond it is
+ * refused before a byte is read; a body that grows beyond it while streaming is refused as
+ * soon as it does, and the rest is discarded unread (the connection is closed after the
+ * answer, so a client cannot keep sending).
+ */
+export function readBody(
+  req: IncomingMessage,
+  limit: number = MAX_BODY_BYTES,
+): Promise<BodyResult> {
+  const declared = Number(req.headers['content-length']);
+  if (Number.isFinite(declared) && declared > limit) {
+    req.resume();
+    return Promise.resolve({ ok: false, ...tooLarge(limit) });
+  }
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limit) {
+        req.off('data', onData);
+        req.resume();
+        resolve({ ok: false, ...tooLarge(limit) });
+        return;
+      }
+      chunks.push(chunk);
+    };
+    req.on('data', onData);
+    req.once('end', () => resolve({ ok: true, body: Buffer.concat(chunks, size) }));
+    req.once('error', reject);
+  });
+}
+
+/**
+ * Answers a refusal: its status, headers and a JSON-RPC error body (the shape MCP clients
+ * read; a page reads `error.message`). `Connection: close` after a 413, so an unread body
+ * ends with the connection.
+ */
+export function writeRefusal(res: ServerResponse, refusal: Refusal): void {
+  if (res.headersSent) {
+    res.end();
+    return;
+  }
+  const body = JSON.stringify({
+    jsonrpc: '2.0',
+    error: { code: refusal.code ?? -32000, message: refusal.reason },
+    id: null,
+  });
+  res.writeHead(refusal.status, {
+    'Content-Type': 'application/json',
+    'Content-Length': Buffer.byteLength(body),
+    ...(refusal.status === 413 ? { Connection: 'close' } : {}),
+    ...refusal.headers,
+  });
+  res.end(body);
+}

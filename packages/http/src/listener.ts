@@ -1,0 +1,85 @@
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { isIP } from 'node:net';
+import { hostForUrl } from './guard';
+
+/** Where to listen. `port` 0 picks a free port (tests). */
+export interface ListenerOptions {
+  readonly host: string;
+  readonly port: number;
+  /** Required for any address that is not loopback: such traffic leaves the machine unencrypted. */
+  readonly allowPublic?: boolean;
+  /** Told once when a public address is bound (the caller's logger, at warn). */
+  readonly onWarning?: (message: string) => void;
+}
+
+/** A listening HTTP server. */
+export interface Listener {
+  /** `http://HOST:PORT` as a client reaches it (IPv6 in brackets). */
+  readonly url: string;
+  readonly host: string;
+  readonly port: number;
+  /**
+   * Stops accepting connections, waits for the open requests to end (at most `graceMs`,
+   * default 5 s) and then closes every connection still open (an idle SSE stream).
+   */
+  close(graceMs?: number): Promise<void>;
+}
+
+/** A host name or address that reaches only this machine. */
+export function isLoopbackHost(host: string): boolean {
+  const bare = host.replace(/^\[(.*)\]$/, '$1').toLowerCase();
+  if (bare === 'localhost' || bare === '::1') return true;
+  return isIP(bare) === 4 && bare.startsWith('127.');
+}
+
+/** A public bind refused without `allowPublic`. */
+export class PublicBindError extends Error {
+  constructor(host: string) {
+    super(
+      `${host} is not a loopback address: binding it exposes the notebook to the network unencrypted; pass the explicit public-listen option to do so`,
+    );
+    this.name = 'PublicBindError';
+  }
+}
+
+/**
+ * Starts an HTTP server on a loopback address, or on another address only when
+ * `allowPublic` is set (then `onWarning` is told that traffic is not encrypted). Resolves
+ * once it listens; rejects with the bind error (EADDRINUSE, EACCES) or {@link PublicBindError}.
+ */
+export async function startListener(
+  options: ListenerOptions,
+  handler: (req: IncomingMessage, res: ServerResponse) => void,
+): Promise<Listener> {
+  if (!isLoopbackHost(options.host)) {
+    if (!options.allowPublic) throw new PublicBindError(options.host);
+    options.onWarning?.(
+      `listening on ${options.host}, which is not loopback: traffic (bearer tokens included) is not encrypted; put a TLS proxy in front of it`,
+    );
+  }
+  const server = createServer(handler);
+  const bindHost = options.host.replace(/^\[(.*)\]$/, '$1');
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, bindHost, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const address = server.address();
+  const port = typeof address === 'object' && address !== null ? address.port : options.port;
+  const host = hostForUrl(options.host);
+  return {
+    url: `http://${host}:${port}`,
+    host,
+    port,
+    close: (graceMs = 5000) =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeIdleConnections();
+        const timer = setTimeout(() => server.closeAllConnections(), graceMs);
+        timer.unref();
+        server.once('close', () => clearTimeout(timer));
+      }),
+  };
+}

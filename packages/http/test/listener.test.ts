@@ -1,0 +1,112 @@
+import { request } from 'node:http';
+import { afterEach, describe, expect, it } from 'vitest';
+import {
+  isLoopbackHost,
+  type Listener,
+  MAX_BODY_BYTES,
+  PublicBindError,
+  readBody,
+  startListener,
+  writeRefusal,
+} from '../src/index';
+
+let listener: Listener | undefined;
+afterEach(async () => {
+  await listener?.close();
+  listener = undefined;
+});
+
+/** Posts `size` bytes and resolves with the status and body (streamed, no Content-Length when chunked). */
+function post(
+  url: string,
+  size: number,
+  chunked: boolean,
+): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, {
+      method: 'POST',
+      headers: chunked ? { 'Transfer-Encoding': 'chunked' } : { 'Content-Length': size },
+    });
+    req.on('response', (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk) => {
+        body += chunk;
+      });
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    // The server may close the connection before the whole body is sent.
+    req.on('error', (error) =>
+      (error as NodeJS.ErrnoException).code === 'EPIPE' ? undefined : reject(error),
+    );
+    const chunk = Buffer.alloc(64 * 1024, 'a');
+    let sent = 0;
+    const pump = () => {
+      while (sent < size) {
+        const part = chunk.subarray(0, Math.min(chunk.length, size - sent));
+        sent += part.length;
+        if (!req.write(part)) return void req.once('drain', pump);
+      }
+      req.end();
+    };
+    pump();
+  });
+}
+
+const echoSize = async (
+  req: Parameters<Parameters<typeof startListener>[1]>[0],
+  res: Parameters<Parameters<typeof startListener>[1]>[1],
+) => {
+  const body = await readBody(req);
+  if (!body.ok) return writeRefusal(res, body);
+  res.end(String(body.body.length));
+};
+
+describe('startListener', () => {
+  it('binds loopback on a free port and serves', async () => {
+    listener = await startListener(
+      { host: '127.0.0.1', port: 0 },
+      (req, res) => void echoSize(req, res),
+    );
+    expect(listener.url).toBe(`http://127.0.0.1:${listener.port}`);
+    expect(await post(`${listener.url}/`, 10, false)).toEqual({ status: 200, body: '10' });
+  });
+
+  it('refuses a non-loopback bind without allowPublic, and warns with it', async () => {
+    await expect(
+      startListener({ host: '0.0.0.0', port: 0 }, () => undefined),
+    ).rejects.toBeInstanceOf(PublicBindError);
+    const warnings: string[] = [];
+    listener = await startListener(
+      { host: '0.0.0.0', port: 0, allowPublic: true, onWarning: (m) => warnings.push(m) },
+      () => undefined,
+    );
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatch(/not encrypted/);
+  });
+
+  it('tells loopback from other addresses', () => {
+    for (const host of ['127.0.0.1', '127.1.2.3', 'localhost', '::1', '[::1]'])
+      expect(isLoopbackHost(host)).toBe(true);
+    for (const host of ['0.0.0.0', '::', '10.0.0.1', 'example.com'])
+      expect(isLoopbackHost(host)).toBe(false);
+  });
+});
+
+describe('readBody', () => {
+  it('reads a body of exactly 1 MiB and refuses 2 MiB with 413, declared or streamed', async () => {
+    listener = await startListener(
+      { host: '127.0.0.1', port: 0 },
+      (req, res) => void echoSize(req, res),
+    );
+    expect(await post(listener.url, MAX_BODY_BYTES, false)).toEqual({
+      status: 200,
+      body: String(MAX_BODY_BYTES),
+    });
+    for (const chunked of [false, true]) {
+      const answer = await post(listener.url, 2 * MAX_BODY_BYTES, chunked);
+      expect(answer.status).toBe(413);
+      expect(JSON.parse(answer.body)).toMatchObject({ error: { message: /larger than/ } });
+    }
+  });
+});

@@ -1,0 +1,71 @@
+/**
+ * Log-in sessions of the view. A token in the URL (`?token=…`, printed at start or from the
+ * token file) is exchanged once for a random session id in an HttpOnly, SameSite=Strict cookie
+ * and the URL is redirected without it, so the token leaves neither the address bar nor the
+ * history nor a Referer. Each session has its own CSRF token for the state-changing forms.
+ * Sessions live in memory only: they end with the process.
+ */
+import { randomBytes, timingSafeEqual } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import type { TokenGrant } from '@slivingdoc/http';
+
+/** The session cookie's name. */
+export const SESSION_COOKIE = 'sld_view';
+
+/** One logged-in browser. */
+export interface Session {
+  grant: TokenGrant;
+  /** Sent back in every state-changing form (synchroniser token). */
+  csrf: string;
+}
+
+/** Sessions kept at most; the oldest is dropped first (a log-in loop cannot exhaust memory). */
+const MAX_SESSIONS = 1000;
+
+function secret(): string {
+  return randomBytes(32).toString('base64url');
+}
+
+/** Equal strings, compared in constant time. */
+export function sameSecret(a: string, b: string): boolean {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
+}
+
+/** The sessions of one view. */
+export class Sessions {
+  readonly #byId = new Map<string, Session>();
+
+  /** A new session for `grant`; returns its id (the cookie value). */
+  create(grant: TokenGrant): string {
+    const id = secret();
+    this.#byId.set(id, { grant, csrf: secret() });
+    if (this.#byId.size > MAX_SESSIONS) {
+      const oldest = this.#byId.keys().next().value;
+      if (oldest !== undefined) this.#byId.delete(oldest);
+    }
+    return id;
+  }
+
+  /** The session the request's cookie names, if any. */
+  of(req: IncomingMessage): Session | undefined {
+    const id = cookieValue(req.headers.cookie, SESSION_COOKIE);
+    return id === undefined ? undefined : this.#byId.get(id);
+  }
+}
+
+/** The value of one cookie in a Cookie header. */
+function cookieValue(header: string | undefined, name: string): string | undefined {
+  if (header === undefined) return undefined;
+  for (const part of header.split(';')) {
+    const [key, ...rest] = part.trim().split('=');
+    if (key === name) return rest.join('=');
+  }
+  return undefined;
+}
+
+/** The Set-Cookie value for a new session. */
+export function sessionCookie(id: string): string {
+  return `${SESSION_COOKIE}=${id}; Path=/; HttpOnly; SameSite=Strict`;
+}
