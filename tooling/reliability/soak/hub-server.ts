@@ -67,7 +67,8 @@ export class SoakHub {
         const text = chunk.toString('utf8');
         this.#stderrTail = (this.#stderrTail + text).slice(-STDERR_TAIL);
         own = (own + text).slice(-STDERR_TAIL);
-        const match = /"url":"(http:\/\/[^"]+)"/.exec(own);
+        // The start-up record names the URL right before maxSessions (others may hold a url).
+        const match = /"url":"(http:\/\/[^"]+)","maxSessions"/.exec(own);
         if (match) resolve(match[1]!);
       });
       child.once('exit', (code) => reject(new Error(`slivingdoc serve --listen exited ${code}`)));
