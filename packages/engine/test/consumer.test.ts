@@ -154,7 +154,7 @@ describe('the README example, from the tarballs, outside the monorepo', () => {
     const members = ['pull', 'commit', 'localChanges', 'close', 'sets', 'notebookDir', 'code'];
     members.push('reason', 'action', 'retryable', 'workspaceRoot', 'RangeError');
     members.push('status', 'log', 'revert', 'actor', 'onProgress', 'mergeAdditions', 'keep');
-    members.push('groupCommit', 'gateScope');
+    members.push('groupCommit', 'gateScope', 'session', 'forget');
     for (const [, name] of api.matchAll(/`([A-Za-z_][A-Za-z0-9_]*)(?:\([^`]*\))?`/g)) {
       if (!members.includes(name as string))
         expect(exported, 'the README names it').toContain(name);
