@@ -1,6 +1,5 @@
 // The subpath, not the barrel: the barrel would load the whole engine before `serve` answers.
 import { DEFAULT_ACTOR, isValidActor } from '@slivingdoc/engine/actor';
-import { defaultTokenFilePath } from '@slivingdoc/http';
 import { createPathPolicy, PathSetError } from '@slivingdoc/policy';
 import type { CommandLine, Flags, TokenCommandLine } from './command-line';
 import { defaultPrivateRoot, overlaps } from './paths';
@@ -195,11 +194,15 @@ function buildConfig(
   };
 }
 
-/** The token file: `SLIVINGDOC_TOKEN_FILE`, else the user's config directory. */
-function tokenFile(env: NodeJS.ProcessEnv, context: ParseContext): string {
+/**
+ * `SLIVINGDOC_TOKEN_FILE`, resolved; undefined: the user's config directory, which the
+ * commands that use tokens resolve (`runtime/token-file.ts`), so parsing a stdio `serve`
+ * loads nothing of the HTTP edge before its first answer.
+ */
+function tokenFile(env: NodeJS.ProcessEnv, context: ParseContext): string | undefined {
   const given = envValue(env, 'SLIVINGDOC_TOKEN_FILE');
   return given === undefined
-    ? defaultTokenFilePath(env, context.home)
+    ? undefined
     : resolveUserPath('SLIVINGDOC_TOKEN_FILE', given, context.cwd, context.home);
 }
 
