@@ -51,4 +51,33 @@ describe('random-kill soak (shortened)', () => {
     expectHeld(report, 's3', 3);
     expect(report.faults).toBeGreaterThan(0);
   }, 300_000);
+
+  it('hub (serve --listen), embedded store: 3 sessions, 20 commits, 4 random SIGKILLs of the hub', async () => {
+    const report = await runKillSoak({
+      writers: 3,
+      commits: 20,
+      kills: 4,
+      seed: 28,
+      store: { kind: 'embedded' },
+      checkpointPacks: 8,
+      consolidateAlways: true,
+      hub: true,
+    });
+    expectHeld(report, 'hub · embedded', 4);
+  }, 300_000);
+
+  it('hub (serve --listen), real S3 server behind a proxy faulting 5 % of requests: 3 sessions, 12 commits, 3 SIGKILLs', async () => {
+    const report = await runKillSoak({
+      writers: 3,
+      commits: 12,
+      kills: 3,
+      seed: 28,
+      store: { kind: 's3', s3: providedS3(inject('s3')), faultRate: 0.05 },
+      checkpointPacks: 8,
+      consolidateAlways: true,
+      hub: true,
+    });
+    expectHeld(report, 'hub · s3', 3);
+    expect(report.faults).toBeGreaterThan(0);
+  }, 300_000);
 });

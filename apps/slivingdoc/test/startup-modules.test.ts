@@ -71,7 +71,6 @@ describe('an embedded serve loads only what its initialize answer needs before a
     // and its probe, the stdio transport. No engine module, and of merge only the author rule.
     expect(workspacePackages(before.sources).sort()).toEqual([
       'envelope',
-      'http',
       'mcp',
       'merge',
       'policy',
@@ -80,10 +79,6 @@ describe('an embedded serve loads only what its initialize answer needs before a
     expect(
       before.sources.filter((s) => s.startsWith('packages/engine/') && !s.endsWith('/actor.ts')),
     ).toEqual([]);
-    // Of the HTTP edge only where the token file is (the configuration names it).
-    expect(before.sources.filter((s) => s.startsWith('packages/http/'))).toEqual([
-      'packages/http/src/token-path.ts',
-    ]);
     expect(before.sources.filter((s) => s.startsWith('packages/merge/'))).toEqual([
       'packages/merge/src/errors.ts',
       'packages/merge/src/model/commit-codec.ts',

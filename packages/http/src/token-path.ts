@@ -1,8 +1,4 @@
-/**
- * Where the token file is by default: its own module without dependencies, so the app's
- * configuration step can name it without loading the HTTP edge (stdio start-up stays lean,
- * apps/slivingdoc/test/startup-modules.test.ts).
- */
+/** Where the token file is by default (exported through `token-file.ts`). */
 import { homedir } from 'node:os';
 import { isAbsolute, join } from 'node:path';
 

@@ -12,6 +12,7 @@ import { mkdir, mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { createNotebookService } from '@slivingdoc/engine';
+import { addToken } from '@slivingdoc/http';
 import { CURRENT_KEY, decodeManifest } from '@slivingdoc/store';
 import { type FaultProxy, type FaultRule, startFaultProxy } from '@slivingdoc/testkit/fault-proxy';
 import type { S3TestEnv } from '@slivingdoc/testkit/s3-env';
@@ -21,9 +22,10 @@ import { requireBuiltCli } from '../cli';
 import { openStore, type StoreSpec } from '../store-spec';
 import { checkSoak, type SoakReport } from './checker';
 import { insertLine, readText } from './edits';
+import { HubSoakSession, SoakHub } from './hub-server';
 import type { AcknowledgedLine, WriterLedger } from './ledger';
 import { keepBothSides } from './resolve';
-import { type ServerLaunch, SoakServer, type ToolAnswer } from './server';
+import { type ServerLaunch, type SoakParticipant, SoakServer, type ToolAnswer } from './server';
 
 /** Size, store and seed of one run. */
 export interface KillSoakOptions {
@@ -45,6 +47,11 @@ export interface KillSoakOptions {
    * P is consolidated at its thresholds (every few commits).
    */
   consolidateAlways?: boolean;
+  /**
+   * Issue 28: one `serve --listen` hub serves every writer as a session (own token, own
+   * directory); a kill SIGKILLs the hub, so every writer loses its server at once.
+   */
+  hub?: boolean;
   /** Called about once a minute with a line of running figures (a long run's partial result). */
   onProgress?: (line: string) => void;
 }
@@ -89,7 +96,7 @@ interface Writer {
   index: number;
   dir: string;
   privateRoot: string;
-  server: SoakServer;
+  server: SoakParticipant;
   random: () => number;
   ledger: WriterLedger;
   stuck?: string;
@@ -265,6 +272,47 @@ async function flagRaised(privateRoot: string): Promise<boolean> {
   return false;
 }
 
+/** The test-only switch that consolidates P fully after every call, when asked for. */
+function consolidationEnv(opts: KillSoakOptions): Record<string, string> {
+  return opts.consolidateAlways === true ? { SLIVINGDOC_TEST_CONSOLIDATE: 'always' } : {};
+}
+
+/** The hub variant's hub: one token per writer (`w<i>`, its directory under the hub's root). */
+async function startHub(
+  runDir: string,
+  opts: KillSoakOptions,
+  storeArgs: string[],
+  storeEnv: Record<string, string>,
+): Promise<{ hub: SoakHub; tokens: string[]; workspaceRoot: string; privateRoot: string }> {
+  const workspaceRoot = join(runDir, 'hub', 'notebooks');
+  const privateRoot = join(runDir, 'hub', 'private');
+  const tokenFile = join(runDir, 'hub', 'tokens.json');
+  await mkdir(workspaceRoot, { recursive: true });
+  const tokens = Array.from({ length: opts.writers }, (_, i) => addToken(tokenFile, `w${i}`));
+  const hub = new SoakHub({
+    args: [
+      '--listen',
+      '127.0.0.1:0',
+      '--workspace-root',
+      workspaceRoot,
+      '--private-root',
+      privateRoot,
+      '--checkpoint-packs',
+      String(opts.checkpointPacks ?? 1024),
+      ...storeArgs,
+    ],
+    env: {
+      HOME: join(runDir, 'hub'),
+      TMPDIR: join(runDir, 'hub'),
+      LOG_LEVEL: 'app=info,error',
+      SLIVINGDOC_TOKEN_FILE: tokenFile,
+      ...consolidationEnv(opts),
+      ...storeEnv,
+    },
+  });
+  return { hub, tokens, workspaceRoot, privateRoot };
+}
+
 /** Runs the soak and checks it; never throws for a broken promise (the report says it). */
 export async function runKillSoak(opts: KillSoakOptions): Promise<KillSoakReport> {
   await requireBuiltCli();
@@ -292,10 +340,11 @@ export async function runKillSoak(opts: KillSoakOptions): Promise<KillSoakReport
     readerSpec = { kind: 'embedded', dir, prefix };
   }
   const writers: Writer[] = [];
+  const hub = opts.hub ? await startHub(runDir, opts, storeArgs, storeEnv) : undefined;
   for (let index = 0; index < opts.writers; index += 1) {
     const home = join(runDir, `w${index}`);
-    const dir = join(home, 'notebook');
-    const privateRoot = join(home, 'private');
+    const dir = hub ? join(hub.workspaceRoot, `w${index}`) : join(home, 'notebook');
+    const privateRoot = hub ? hub.privateRoot : join(home, 'private');
     await mkdir(dir, { recursive: true });
     const launch: ServerLaunch = {
       args: [
@@ -311,7 +360,7 @@ export async function runKillSoak(opts: KillSoakOptions): Promise<KillSoakReport
         HOME: home,
         TMPDIR: home,
         LOG_LEVEL: 'error',
-        ...(opts.consolidateAlways === true ? { SLIVINGDOC_TEST_CONSOLIDATE: 'always' } : {}),
+        ...consolidationEnv(opts),
         ...storeEnv,
       },
     };
@@ -319,7 +368,9 @@ export async function runKillSoak(opts: KillSoakOptions): Promise<KillSoakReport
       index,
       dir,
       privateRoot,
-      server: new SoakServer(launch),
+      server: hub
+        ? new HubSoakSession(hub.hub, hub.tokens[index]!, index === 0)
+        : new SoakServer(launch),
       random: seededRandom(opts.seed * 1000 + index + 1),
       ledger: {
         writer: index,
@@ -363,6 +414,7 @@ export async function runKillSoak(opts: KillSoakOptions): Promise<KillSoakReport
     }
   }
   for (const w of writers) await w.server.close();
+  await hub?.hub.close();
   const finalDir = join(runDir, 'final', 'notebook');
   await mkdir(finalDir, { recursive: true });
   const reader = await openStore(readerSpec);

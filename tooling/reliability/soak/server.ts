@@ -27,8 +27,20 @@ export interface ServerLaunch {
   env: Record<string, string>;
 }
 
+/** What the soak drives for one writer: a server it can call, kill and start again. */
+export interface SoakParticipant {
+  readonly running: boolean;
+  readonly unexpectedExits: number;
+  start(): Promise<void>;
+  call(name: 'notes_pull' | 'notes_commit', args: Record<string, string>): Promise<ToolAnswer>;
+  /** SIGKILLs the server; `midCall` when a call was in flight. */
+  kill(): { killed: boolean; midCall: boolean };
+  lastLog(): string;
+  close(): Promise<void>;
+}
+
 /** A server process that can be killed and restarted; at most one process at a time. */
-export class SoakServer {
+export class SoakServer implements SoakParticipant {
   #client: Client | undefined;
   #transport: StdioClientTransport | undefined;
   #inFlight = 0;

@@ -17,6 +17,7 @@ import { configuredRoots, createSessionRoots, type Roots } from '../runtime/root
 import { holdsUnpublished, settleSessionDir } from '../runtime/session-dir';
 import { createShutdown, stopRequests } from '../runtime/shutdown';
 import { openStore, probeStore } from '../runtime/store';
+import { tokenFilePath } from '../runtime/token-file';
 import { VERSION } from '../version';
 
 /**
@@ -32,9 +33,10 @@ export async function runServeHttp(config: AppConfig, listen: ListenConfig): Pro
         "--actor does not apply with --listen: each token's name is the actor of its sessions",
       ).toRefusal(),
     );
+  const tokenFile = tokenFilePath(listen.tokenFile);
   let tokens: OpenTokenFile;
   try {
-    tokens = openTokenFile(listen.tokenFile);
+    tokens = openTokenFile(tokenFile);
   } catch (error) {
     if (error instanceof TokenFileError) return refuse(configuration(error.message).toRefusal());
     throw error;
@@ -42,7 +44,7 @@ export async function runServeHttp(config: AppConfig, listen: ListenConfig): Pro
   if (tokens.size() === 0)
     return refuse(
       configuration(
-        `--listen needs at least one token, and ${listen.tokenFile} holds none: add one with "slivingdoc token add NAME"`,
+        `--listen needs at least one token, and ${tokenFile} holds none: add one with "slivingdoc token add NAME"`,
       ).toRefusal(),
     );
 

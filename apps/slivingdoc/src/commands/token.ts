@@ -2,13 +2,15 @@ import { addToken, listTokens, removeToken, TokenFileError } from '@slivingdoc/h
 import type { TokenCommandLine } from '../config/command-line';
 import { configuration } from '../config/refusal';
 import { refuse } from '../runtime/refuse';
+import { tokenFilePath } from '../runtime/token-file';
 
 /**
  * `slivingdoc token add|list|remove` (docs/hosts.md, "Tokens"). `add` prints the new token
  * once, alone on stdout, so `TOKEN=$(slivingdoc token add alice)` captures it; the file keeps
  * only its hash. Exit 0, or 2 with a configuration refusal.
  */
-export function runToken(command: TokenCommandLine, tokenFile: string): number {
+export function runToken(command: TokenCommandLine, configuredFile: string | undefined): number {
+  const tokenFile = tokenFilePath(configuredFile);
   try {
     switch (command.action) {
       case 'add': {

@@ -8,6 +8,7 @@ import { configuredRoots, createSessionRoots, type Roots } from '../runtime/root
 import { startService } from '../runtime/service';
 import { holdsUnpublished, settleSessionDir } from '../runtime/session-dir';
 import { openStore, probeStore } from '../runtime/store';
+import { tokenFilePath } from '../runtime/token-file';
 import { VERSION } from '../version';
 
 type ViewInvocation = Extract<Invocation, { kind: 'view' }>;
@@ -71,7 +72,7 @@ async function start(
     import('@slivingdoc/view'),
     import('@slivingdoc/http'),
   ]);
-  const tokens = http.openTokenFile(tokenFile, {
+  const tokens = http.openTokenFile(tokenFilePath(tokenFile), {
     onProblem: (problem: unknown) => log.warn({ problem: String(problem) }, 'token file refused'),
   });
   const token = `sld_${randomBytes(32).toString('base64url')}`;

@@ -1,9 +1,6 @@
-// The subpath, not the barrel: the barrel would load the whole engine before `serve` answers.
-
 import { isAbsolute, relative, resolve, sep } from 'node:path';
+// The subpath, not the barrel: the barrel would load the whole engine before `serve` answers.
 import { DEFAULT_ACTOR, isValidActor } from '@slivingdoc/engine/actor';
-// The subpath, not the barrel: the barrel would load the HTTP edge before `serve` answers.
-import { defaultTokenFilePath } from '@slivingdoc/http/token-path';
 import { createPathPolicy, PathSetError } from '@slivingdoc/policy';
 import type { CommandLine, Flags, TokenCommandLine } from './command-line';
 import { defaultPrivateRoot, overlaps } from './paths';
@@ -216,11 +213,15 @@ function buildConfig(
   };
 }
 
-/** The token file: `SLIVINGDOC_TOKEN_FILE`, else the user's config directory. */
-function tokenFile(env: NodeJS.ProcessEnv, context: ParseContext): string {
+/**
+ * `SLIVINGDOC_TOKEN_FILE`, resolved; undefined: the user's config directory, which the
+ * commands that use tokens resolve (`runtime/token-file.ts`), so parsing a stdio `serve`
+ * loads nothing of the HTTP edge before its first answer.
+ */
+function tokenFile(env: NodeJS.ProcessEnv, context: ParseContext): string | undefined {
   const given = envValue(env, 'SLIVINGDOC_TOKEN_FILE');
   return given === undefined
-    ? defaultTokenFilePath(env, context.home)
+    ? undefined
     : resolveUserPath('SLIVINGDOC_TOKEN_FILE', given, context.cwd, context.home);
 }
 

@@ -46,8 +46,8 @@ export interface ListenConfig {
   idleTimeoutMs: number;
   /** Requests of one session being handled at once; beyond, 429 with Retry-After. */
   maxCallsPerSession: number;
-  /** The token file (`SLIVINGDOC_TOKEN_FILE`, else the user's config directory). */
-  tokenFile: string;
+  /** `SLIVINGDOC_TOKEN_FILE`; undefined: the user's config directory (`runtime/token-file.ts`). */
+  tokenFile: string | undefined;
 }
 
 /** What the command line asks for, once it has been validated. */
@@ -60,8 +60,11 @@ export type Invocation =
       config: AppConfig;
       /** Where the view listens (`--listen HOST:PORT`). */
       listen: { host: string; port: number };
-      /** The token file whose tokens log in too (as for `serve --listen`). */
-      tokenFile: string;
+      /**
+       * The token file whose tokens log in too (as for `serve --listen`); undefined: the
+       * default one (`runtime/token-file.ts`).
+       */
+      tokenFile: string | undefined;
     }
   | { kind: 'pull'; path: string; config: AppConfig; quiet: boolean }
   | { kind: 'commit'; path: string; message: string; config: AppConfig; quiet: boolean }
@@ -77,7 +80,7 @@ export type Invocation =
       /** Whole messages instead of their first line. */
       full: boolean;
     }
-  | { kind: 'token'; command: TokenCommandLine; tokenFile: string }
+  | { kind: 'token'; command: TokenCommandLine; tokenFile: string | undefined }
   | {
       kind: 'blame';
       path: string;

@@ -522,7 +522,7 @@ describe('serve --listen and token', () => {
       maxSessions: 256,
       idleTimeoutMs: 1_800_000,
       maxCallsPerSession: 8,
-      tokenFile: '/home/u/.config/slivingdoc/tokens.json',
+      tokenFile: undefined,
     });
     expect((await config(['serve'], { SLIVINGDOC_LISTEN: '[::1]:0' })).listen).toMatchObject({
       host: '::1',
@@ -559,9 +559,10 @@ describe('serve --listen and token', () => {
       maxCallsPerSession: 1,
       tokenFile: '/home/u/t.json',
     });
+    // Without SLIVINGDOC_TOKEN_FILE the commands resolve the config directory themselves.
     expect(
       (await config(['serve', '--listen', 'h:1'], { XDG_CONFIG_HOME: '/cfg' })).listen?.tokenFile,
-    ).toBe('/cfg/slivingdoc/tokens.json');
+    ).toBeUndefined();
   });
 
   it.each([
@@ -605,7 +606,7 @@ describe('serve --listen and token', () => {
         writable: ['a', 'b'],
         readOnlyPaths: ['a/x'],
       },
-      tokenFile: '/home/u/.config/slivingdoc/tokens.json',
+      tokenFile: undefined,
     });
     expect(await parse(['token', 'remove', 'scribe'])).toMatchObject({
       command: { action: 'remove', name: 'scribe' },
