@@ -638,8 +638,12 @@ describe('blame and view', () => {
     expect(await parse(['view', '--listen', '127.0.0.1:8080'])).toMatchObject({
       kind: 'view',
       listen: { host: '127.0.0.1', port: 8080 },
-      tokenFile: '/home/u/.config/slivingdoc/tokens.json',
+      // The default token file is resolved when the view starts (runtime/token-file.ts).
+      tokenFile: undefined,
     });
+    expect(
+      await parse(['view', '--listen', '127.0.0.1:8080'], { SLIVINGDOC_TOKEN_FILE: 't.json' }),
+    ).toMatchObject({ tokenFile: '/work/cwd/t.json' });
     expect(await parse(['view'], { SLIVINGDOC_LISTEN: '[::1]:0' })).toMatchObject({
       listen: { port: 0 },
     });
