@@ -13,7 +13,7 @@ import { configuration, startup } from '../config/refusal';
 import type { AppConfig, ListenConfig } from '../config/types';
 import type { Logging } from '../logging';
 import { asRefusal, refuse } from '../runtime/refuse';
-import { configuredRoots, createSessionRoots, type Roots } from '../runtime/roots';
+import { type Roots, serverRoots } from '../runtime/roots';
 import { holdsUnpublished, settleSessionDir } from '../runtime/session-dir';
 import { createShutdown, stopRequests } from '../runtime/shutdown';
 import { openStore, probeStore } from '../runtime/store';
@@ -50,10 +50,7 @@ export async function runServeHttp(config: AppConfig, listen: ListenConfig): Pro
 
   let roots: Roots;
   try {
-    roots =
-      config.workspaceRoot === undefined
-        ? await createSessionRoots(config)
-        : await configuredRoots(config, config.workspaceRoot, config.privateRoot!);
+    roots = await serverRoots(config);
   } catch (error) {
     return refuse(asRefusal(error));
   }

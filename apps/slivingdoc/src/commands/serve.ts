@@ -1,7 +1,7 @@
 import { StrictStdioServerTransport, serverInstructions } from '@slivingdoc/mcp/stdio';
 import type { AppConfig } from '../config/types';
 import { asRefusal, refuse } from '../runtime/refuse';
-import { configuredRoots, createSessionRoots, type Roots } from '../runtime/roots';
+import { type Roots, serverRoots } from '../runtime/roots';
 import { processScrubber } from '../runtime/scrubber';
 import { holdsUnpublished, settleSessionDir } from '../runtime/session-dir';
 import { createShutdown, stopRequests } from '../runtime/shutdown';
@@ -20,10 +20,7 @@ import { VERSION } from '../version';
 export async function runServe(config: AppConfig): Promise<number> {
   let roots: Roots;
   try {
-    roots =
-      config.workspaceRoot === undefined
-        ? await createSessionRoots(config)
-        : await configuredRoots(config, config.workspaceRoot, config.privateRoot!);
+    roots = await serverRoots(config);
   } catch (error) {
     return refuse(asRefusal(error));
   }

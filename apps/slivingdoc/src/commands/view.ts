@@ -4,7 +4,7 @@ import { DEFAULT_ACTOR, isValidActor } from '@slivingdoc/engine/actor';
 import type { Invocation } from '../config/types';
 import { processLogging } from '../runtime/process-logging';
 import { asRefusal, refuse } from '../runtime/refuse';
-import { configuredRoots, createSessionRoots, type Roots } from '../runtime/roots';
+import { type Roots, serverRoots } from '../runtime/roots';
 import { startService } from '../runtime/service';
 import { holdsUnpublished, settleSessionDir } from '../runtime/session-dir';
 import { openStore, probeStore } from '../runtime/store';
@@ -24,10 +24,7 @@ export async function runView(invocation: ViewInvocation): Promise<number> {
   const { config } = invocation;
   let roots: Roots;
   try {
-    roots =
-      config.workspaceRoot === undefined
-        ? await createSessionRoots(config)
-        : await configuredRoots(config, config.workspaceRoot, config.privateRoot!);
+    roots = await serverRoots(config);
   } catch (error) {
     return refuse(asRefusal(error));
   }

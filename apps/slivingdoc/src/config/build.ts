@@ -173,15 +173,12 @@ function buildConfig(
     }
   }
   const integer = (
-    flag: 'commit-retries' | 'checkpoint-packs' | 'retained-checkpoints',
+    flag: IntegerFlag,
     envName: string,
     fallback: number,
     min: number,
     max: number,
-  ) => {
-    const setting = pick(flags, env, flag, envName);
-    return setting ? parseInteger(setting.source, setting.raw, min, max) : fallback;
-  };
+  ) => integerSetting(flags, env, { flag, envName, fallback, min, max });
   const sets = pathSets(
     pickList(flags, env, 'writable', 'SLIVINGDOC_WRITABLE'),
     pickList(flags, env, 'read-only', 'SLIVINGDOC_READ_ONLY'),
@@ -211,6 +208,25 @@ function buildConfig(
     mergeAdditions: additions ? parseMergeAdditions(additions.source, additions.raw) : 'keep',
     actor: resolveActor(flags, env, context, commandPath === undefined),
   };
+}
+
+/** The whole-number settings, each from its flag or else its environment variable. */
+type IntegerFlag =
+  | 'commit-retries'
+  | 'checkpoint-packs'
+  | 'retained-checkpoints'
+  | 'max-sessions'
+  | 'session-idle-timeout'
+  | 'session-calls';
+
+/** A whole-number setting in [min, max] from its flag or variable; `fallback` when neither. */
+function integerSetting(
+  flags: Flags,
+  env: NodeJS.ProcessEnv,
+  spec: { flag: IntegerFlag; envName: string; fallback: number; min: number; max: number },
+): number {
+  const setting = pick(flags, env, spec.flag, spec.envName);
+  return setting ? parseInteger(setting.source, setting.raw, spec.min, spec.max) : spec.fallback;
 }
 
 /**
@@ -275,15 +291,12 @@ function buildListen(
   }
   const { host, port } = parseListenAddress(listen.source, listen.raw);
   const integer = (
-    flag: 'max-sessions' | 'session-idle-timeout' | 'session-calls',
+    flag: IntegerFlag,
     envName: string,
     fallback: number,
     min: number,
     max: number,
-  ) => {
-    const setting = pick(flags, env, flag, envName);
-    return setting ? parseInteger(setting.source, setting.raw, min, max) : fallback;
-  };
+  ) => integerSetting(flags, env, { flag, envName, fallback, min, max });
   const origins =
     flags['allow-origin'] ?? splitOrigins(envValue(env, 'SLIVINGDOC_ALLOWED_ORIGINS'));
   for (const origin of origins) {

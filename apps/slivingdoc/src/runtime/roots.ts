@@ -39,6 +39,16 @@ export async function createSessionRoots(config: AppConfig): Promise<Roots> {
   });
 }
 
+/**
+ * The roots of a long-running command (`serve`, `serve --listen`, `view`): the configured
+ * workspace root, or a fresh session directory without one.
+ */
+export function serverRoots(config: AppConfig): Promise<Roots> {
+  return config.workspaceRoot === undefined
+    ? createSessionRoots(config)
+    : configuredRoots(config, config.workspaceRoot, config.privateRoot!);
+}
+
 /** A configured workspace root: it must exist and be a directory. */
 export async function configuredRoots(
   config: AppConfig,
