@@ -185,72 +185,39 @@ export async function trimPackCache(dir: string): Promise<void> {
 }
 
 /**
- * Imports the packs after the newest chain entry whose head this process verified (or the
- * active chain, checkpoint first, when none is held), then checks the new head's closure before
- * anything uses it. A head merely present in P is never an anchor: a process killed mid-import
- * or mid-write can leave a commit without the rest of its closure. When the check against an
- * anchor finds an object missing, the whole active chain is imported and the whole closure
- * checked once more, so only a store that lacks the object is blamed.
+ * Imports the packs of `manifest`'s active chain after the newest entry whose head this process
+ * verified (or everything, checkpoint first, when none is in the chain), then checks the new
+ * head's closure before anything uses it. A head merely present in P is never an anchor: a
+ * process killed mid-import or mid-write can leave a commit without the rest of its closure.
+ * When the check against an anchor finds an object missing, the whole chain is imported and the
+ * whole closure checked once more, so only a store that lacks the object is blamed.
  */
 async function importMissing(ctx: DirContext, manifest: Manifest): Promise<void> {
+  const chain: PackDescriptor[] = [manifest.checkpoint, ...manifest.increments];
   ctx.maintenance.prefixHead = manifest.increments[ctx.cfg.checkpointPacks - 1]?.head;
-  const plan = importPlan(manifest, ctx.verifiedHeads);
-  if (plan.packs.length === 0) return;
+  const start = chain.findLastIndex((entry) => ctx.verifiedHeads.has(entry.head)) + 1;
+  if (start === chain.length) return;
   try {
-    await importChain(ctx, manifest, plan.packs, plan.anchor);
+    await importChain(ctx, manifest, chain, start);
   } catch (err) {
-    if (plan.anchor === undefined || !isMissingObject(err)) throw err;
-    await importChain(ctx, manifest, [manifest.checkpoint, ...manifest.increments], undefined);
+    if (start === 0 || !isMissingObject(err)) throw err;
+    await importChain(ctx, manifest, chain, 0);
   }
   rememberVerified(ctx, manifest.head);
-}
-
-/**
- * What to import to reach `manifest.head`: the active entries after the newest verified one;
- * failing that, when a verified head lies in the retained chains that lead into the active one
- * (each ends at the head the newer chain's checkpoint holds), the increments after it up to the
- * active head, without the newer checkpoints: a process that fell a checkpoint behind catches up
- * by increments (their packs are kept while retained, contract §11) instead of downloading the
- * whole notebook. With no verified head held: the active chain, checkpoint first.
- */
-function importPlan(
-  manifest: Manifest,
-  verified: ReadonlySet<string>,
-): { packs: PackDescriptor[]; anchor: string | undefined } {
-  const active: PackDescriptor[] = [manifest.checkpoint, ...manifest.increments];
-  const at = active.findLastIndex((entry) => verified.has(entry.head));
-  if (at >= 0) return { packs: active.slice(at + 1), anchor: (active[at] as PackDescriptor).head };
-  let following: PackDescriptor[] = manifest.increments;
-  let joint = manifest.checkpoint.head;
-  for (const retained of manifest.retained) {
-    if (retained.head !== joint) break;
-    const chain: PackDescriptor[] = [retained.checkpoint, ...retained.increments];
-    const i = chain.findLastIndex((entry) => verified.has(entry.head));
-    if (i >= 0)
-      return {
-        packs: [...chain.slice(i + 1), ...following],
-        anchor: (chain[i] as PackDescriptor).head,
-      };
-    following = [...retained.increments, ...following];
-    joint = retained.checkpoint.head;
-  }
-  return { packs: active, anchor: undefined };
 }
 
 function isMissingObject(err: unknown): boolean {
   return isDomainError(err) && err.reason === 'MISSING_OBJECT';
 }
 
-/**
- * Downloads and imports `needed` in chain order and checks the new head's closure against
- * `anchor`, a verified head the packs build on (`undefined`: the whole closure).
- */
+/** Downloads and imports `chain[start..]` in manifest order and checks the new head's closure. */
 async function importChain(
   ctx: DirContext,
   manifest: Manifest,
-  needed: PackDescriptor[],
-  anchor: string | undefined,
+  chain: PackDescriptor[],
+  start: number,
 ): Promise<void> {
+  const needed = chain.slice(start);
   const limit = pLimit(DOWNLOAD_CONCURRENCY);
   const downloads = needed.map((descriptor) => limit(() => obtainPack(ctx, descriptor)));
   // Every download settles even when an earlier one fails: no unhandled rejection.
@@ -262,6 +229,7 @@ async function importChain(
     const staged = (needed[i] as PackDescriptor).size <= SMALL_PACK_BYTES;
     await importPack(ctx.db, await download, { staged });
   }
+  const anchor = start > 0 ? (chain[start - 1] as PackDescriptor).head : undefined;
   await verifyNewClosure(ctx, anchor, manifest.head);
 }
 

@@ -105,38 +105,6 @@ describe('checkpoints, retention and cleanup (threshold 3)', () => {
     ]);
   });
 
-  it('a reader whose verified head was compacted catches up along the retained chain, without the new checkpoint', async () => {
-    const store = memoryStore();
-    const writer = await participant(store, { checkpointPacks: 3, retainedCheckpoints: 1 });
-    const reader = await participant(store);
-    await writer.service.pull({});
-    await put(writer.dir, 'f0.md', '0\n');
-    await writer.service.commit({ message: 'c0' }); // the first checkpoint
-    await reader.service.pull({}); // verifies the first checkpoint's head
-    for (let i = 1; i <= 4; i += 1) {
-      await put(writer.dir, `f${i}.md`, `${i}\n`);
-      await writer.service.commit({ message: `c${i}` });
-      await writer.service.close(); // lets a scheduled checkpoint finish
-    }
-    const now = await manifestOf(store);
-    // Positions 2–4 were compacted; the reader's head is the retained chain's checkpoint.
-    expect(now.checkpoint.throughGeneration).toBe(4n);
-    expect(now.increments).toHaveLength(1);
-    expect(now.retained[0]?.increments).toHaveLength(3);
-    const from = store.calls.length;
-    expect((await reader.service.pull({})).code).toBe('OK');
-    const fetched = store.calls
-      .slice(from)
-      .filter((c) => c.op === 'get' || c.op === 'getStream')
-      .flatMap((c) => c.keys)
-      .filter((key) => key.startsWith('packs/'));
-    expect(fetched).toEqual([
-      ...(now.retained[0]?.increments.map((i) => i.key) ?? []),
-      ...now.increments.map((i) => i.key),
-    ]);
-    expect(await snapshot(reader.dir)).toEqual(await snapshot(writer.dir));
-  });
-
   it('a lost checkpoint CAS rewrites only the manifest, never the pack', async () => {
     const store = memoryStore();
     const writer = await participant(store, { checkpointPacks: 2 });
