@@ -17,9 +17,11 @@ export interface BenchConfig {
   lone: { commits: number };
   /**
    * Issue 27: commits of one server in a row, per store, reported per `window`
-   * (`BENCH_LONG_RUN_COMMITS` overrides both counts, e.g. 50000).
+   * (`BENCH_LONG_RUN_COMMITS` overrides both counts, e.g. 50000). `checkpointPacks`
+   * (`BENCH_LONG_RUN_CHECKPOINT_PACKS`) passes `--checkpoint-packs` to its servers, so one
+   * workload can be measured beside another cycle length; unset keeps the product default.
    */
-  longRun: { embedded: number; s3: number; window: number };
+  longRun: { embedded: number; s3: number; window: number; checkpointPacks?: number };
   /** Issue 28: N stdio processes beside N sessions of one hub. */
   hub: HubConfig;
 }
@@ -73,11 +75,26 @@ export const QUICK: BenchConfig = {
 export function configFor(argv: string[], env: NodeJS.ProcessEnv): BenchConfig {
   const quick = argv.includes('--quick') || (!!env.BENCH_QUICK && env.BENCH_QUICK !== '0');
   const config = quick ? QUICK : FULL;
-  const commits = Number(env.BENCH_LONG_RUN_COMMITS);
-  if (env.BENCH_LONG_RUN_COMMITS === undefined || env.BENCH_LONG_RUN_COMMITS === '') return config;
-  if (!Number.isSafeInteger(commits) || commits < 1)
-    throw new Error('BENCH_LONG_RUN_COMMITS: a whole number of at least 1');
-  return { ...config, longRun: { ...config.longRun, embedded: commits, s3: commits } };
+  const commits = wholeNumber(env, 'BENCH_LONG_RUN_COMMITS');
+  const checkpointPacks = wholeNumber(env, 'BENCH_LONG_RUN_CHECKPOINT_PACKS');
+  return {
+    ...config,
+    longRun: {
+      ...config.longRun,
+      ...(commits === undefined ? {} : { embedded: commits, s3: commits }),
+      ...(checkpointPacks === undefined ? {} : { checkpointPacks }),
+    },
+  };
+}
+
+/** `env[name]` as a whole number ≥ 1; `undefined` when unset or empty; throws otherwise. */
+function wholeNumber(env: NodeJS.ProcessEnv, name: string): number | undefined {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return undefined;
+  const value = Number(raw);
+  if (!Number.isSafeInteger(value) || value < 1)
+    throw new Error(`${name}: a whole number of at least 1`);
+  return value;
 }
 
 /** The largest writer count any load scenario needs (one pool serves them all). */

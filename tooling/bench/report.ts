@@ -100,6 +100,8 @@ export interface LongRunResult {
   store: StoreKind;
   commits: number;
   window: number;
+  /** The servers' `--checkpoint-packs` (`BENCH_LONG_RUN_CHECKPOINT_PACKS`); `null`: the default. */
+  checkpointPacks: number | null;
   windows: LongRunWindow[];
   /** A fresh directory's cold pull (median of 3) after the first window and at the end. */
   freshPull: { afterFirstWindowMs: number; atEndMs: number };

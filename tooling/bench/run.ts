@@ -123,6 +123,7 @@ interface PoolShape {
   pullFirst: boolean;
   hosts?: number;
   env?: Record<string, string>;
+  extraArgs?: string[];
 }
 
 /**
@@ -422,12 +423,20 @@ async function runStore(
   if (scenarios.has('long-run')) {
     await attempt(acc, { scenario: 'long run', system: 'slivingdoc-mcp', store }, async () => {
       const longRoot = await mkdtemp(join(root, 'long-run-'));
-      const pool = await mcpFactory('long-run')({ root: longRoot, count: 2, pullFirst: true });
+      const packs = config.longRun.checkpointPacks;
+      const extraArgs = packs === undefined ? [] : ['--checkpoint-packs', String(packs)];
+      const pool = await mcpFactory('long-run')({
+        root: longRoot,
+        count: 2,
+        pullFirst: true,
+        extraArgs,
+      });
       try {
         const result = await runLongRun({
           store,
           commits: store === 's3' ? config.longRun.s3 : config.longRun.embedded,
           window: config.longRun.window,
+          checkpointPacks: packs ?? null,
           pool,
           privateRoot: join(longRoot, 'w0', 'private'),
           freshWriter: async () => {
@@ -435,6 +444,7 @@ async function runStore(
               root: await mkdtemp(join(root, 'long-run-fresh-')),
               count: 1,
               pullFirst: false,
+              extraArgs,
             });
             return fresh.writers[0] as WriterPool['writers'][number];
           },

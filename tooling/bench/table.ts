@@ -64,7 +64,7 @@ export function renderReport(report: BenchReport): string {
     sections.push(
       renderColumns(
         [
-          `long run · ${run.store}`,
+          `long run · ${run.store}${run.checkpointPacks === null ? '' : ` · --checkpoint-packs ${run.checkpointPacks}`}`,
           'commit p50 ms',
           'p99 ms',
           'server RSS MiB',

@@ -37,6 +37,8 @@ describe('bench long run', { timeout: 180_000 }, () => {
         count,
         retries: 8,
         pullFirst,
+        // A short checkpoint cycle, so the run crosses several checkpoints.
+        extraArgs: ['--checkpoint-packs', '8'],
       });
       pools.push(pool);
       return pool;
@@ -47,6 +49,7 @@ describe('bench long run', { timeout: 180_000 }, () => {
       store: 'embedded',
       commits: 25,
       window: 10,
+      checkpointPacks: 8,
       pool,
       privateRoot: join(root, 'writers', 'w0', 'private'),
       freshWriter: async () => (await start(`fresh-${fresh++}`, 1, false)).writers[0]!,
@@ -82,7 +85,7 @@ describe('bench long run', { timeout: 180_000 }, () => {
     expect(targets['long-run-files-embedded']?.value).toBe(result.windows.at(-1)?.privateFiles);
     expect(targets['long-run-p50-s3']?.met).toBeUndefined();
     expect(renderReport({ ...report, targets: Object.values(targets) })).toContain(
-      'long run · embedded',
+      'long run · embedded · --checkpoint-packs 8',
     );
   });
 
@@ -101,6 +104,7 @@ describe('bench long run', { timeout: 180_000 }, () => {
       store: 'embedded',
       commits: 2,
       window: 1,
+      checkpointPacks: null,
       windows: [window(20, 100, 10), window(25, 110, 60)],
       freshPull: { afterFirstWindowMs: 1, atEndMs: 1 },
     };
@@ -122,5 +126,14 @@ describe('bench long run', { timeout: 180_000 }, () => {
     });
     expect(configFor([], {}).longRun).toMatchObject({ embedded: 10_000, s3: 3_000, window: 500 });
     expect(() => configFor([], { BENCH_LONG_RUN_COMMITS: 'many' })).toThrow(/whole number/);
+  });
+
+  it("BENCH_LONG_RUN_CHECKPOINT_PACKS sets the servers' cycle; unset keeps the default", () => {
+    expect(configFor([], { BENCH_LONG_RUN_CHECKPOINT_PACKS: '128' }).longRun).toMatchObject({
+      embedded: 10_000,
+      checkpointPacks: 128,
+    });
+    expect(configFor([], {}).longRun.checkpointPacks).toBeUndefined();
+    expect(() => configFor([], { BENCH_LONG_RUN_CHECKPOINT_PACKS: '0' })).toThrow(/whole number/);
   });
 });

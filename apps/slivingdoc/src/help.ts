@@ -47,7 +47,7 @@ ${DRIVER_OPTIONS}
   --writable <paths>              writable set, repeatable, ':'-separated (SLIVINGDOC_WRITABLE)
   --read-only <paths>             read-only set, repeatable, ':'-separated (SLIVINGDOC_READ_ONLY)
   --commit-retries <0-100>        compare-and-swap retries (SLIVINGDOC_COMMIT_RETRIES), default 8
-  --checkpoint-packs <n>          increments before a checkpoint (SLIVINGDOC_CHECKPOINT_PACKS), default 1024
+  --checkpoint-packs <n>          increments before a checkpoint (SLIVINGDOC_CHECKPOINT_PACKS), default 256
   --retained-checkpoints <0-64>   retained checkpoint chains (SLIVINGDOC_RETAINED_CHECKPOINTS), default 1
   --merge-additions <mode>        keep or conflict: concurrent insertions at one place (SLIVINGDOC_MERGE_ADDITIONS), default keep
   --actor <name>                  who publishes (SLIVINGDOC_ACTOR); default: the OS user name (serve: the MCP client's name)

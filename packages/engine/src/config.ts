@@ -28,7 +28,7 @@ export interface EngineConfig {
   readOnly?: string[];
   /** CAS retries after the first attempt, 0–100 (default 8). */
   commitRetries?: number;
-  /** Active increments that trigger a background checkpoint, ≥ 1 (default 1,024). */
+  /** Active increments that trigger a background checkpoint, ≥ 1 (default 256). */
   checkpointPacks?: number;
   /** Retained checkpoint chains, 0–64 (default 1). */
   retainedCheckpoints?: number;
@@ -145,7 +145,7 @@ export function resolveConfig(config: EngineConfig, home: string): ResolvedConfi
     checkpointPacks: integerIn(
       'checkpointPacks',
       config.checkpointPacks,
-      1024,
+      256,
       1,
       Number.MAX_SAFE_INTEGER,
     ),

@@ -20,6 +20,8 @@ export interface LongRunOptions {
   store: StoreKind;
   commits: number;
   window: number;
+  /** The servers' `--checkpoint-packs` (`null`: the product default), reported with the run. */
+  checkpointPacks: number | null;
   /** Two writers: [0] is measured, [1] commits every 10th round. */
   pool: WriterPool;
   /** The first writer's private root (P's parent). */
@@ -90,6 +92,7 @@ export async function runLongRun(opts: LongRunOptions): Promise<LongRunResult> {
     store: opts.store,
     commits: opts.commits,
     window: opts.window,
+    checkpointPacks: opts.checkpointPacks,
     windows,
     freshPull: { afterFirstWindowMs: pullAfterFirst ?? pullAtEnd, atEndMs: pullAtEnd },
   };

@@ -194,7 +194,7 @@ function buildConfig(
     checkpointPacks: integer(
       'checkpoint-packs',
       'SLIVINGDOC_CHECKPOINT_PACKS',
-      1024,
+      256,
       1,
       Number.MAX_SAFE_INTEGER,
     ),

@@ -112,7 +112,7 @@ describe('defaults', () => {
       writable: [],
       readOnly: [],
       commitRetries: 8,
-      checkpointPacks: 1024,
+      checkpointPacks: 256,
       retainedCheckpoints: 1,
       mergeAdditions: 'keep',
     });
