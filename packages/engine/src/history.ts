@@ -10,6 +10,7 @@ import {
   DEFAULT_AUTHOR,
   diffstat,
   importPack,
+  ObjectMissingError,
   type TreeEntries,
 } from '@slivingdoc/merge';
 import type { Manifest } from '@slivingdoc/store';
@@ -91,8 +92,38 @@ export async function ensureIncrement(
   increment: RetainedIncrement,
 ): Promise<void> {
   if (await ctx.db.has(increment.head)) return;
+  await installPack(ctx, increment.pack);
+}
+
+/**
+ * Runs `read` over the retained history. An increment's pack holds only what it added to its
+ * parent, so its head commit in P says nothing about the rest of its state: a directory whose P
+ * started at a newer checkpoint (or whose P a consolidation pruned) can hold an older head but
+ * not the blobs it kept from before. When `read` meets a missing object, every retained pack
+ * (each chain's checkpoint, a whole state, and its increments) is installed, and `read` runs
+ * once more.
+ */
+export async function withRetainedObjects<T>(
+  ctx: DirContext,
+  manifest: Manifest | undefined,
+  read: () => Promise<T>,
+): Promise<T> {
   try {
-    await importPack(ctx.db, await obtainPack(ctx, increment.pack));
+    return await read();
+  } catch (err) {
+    if (!(err instanceof ObjectMissingError) || manifest === undefined) throw err;
+    for (const chain of [manifest, ...manifest.retained]) {
+      await installPack(ctx, chain.checkpoint);
+      for (const increment of chain.increments) await installPack(ctx, increment);
+    }
+    return read();
+  }
+}
+
+/** Fetches a retained pack (from P's pack cache or the store) and installs it in P. */
+async function installPack(ctx: DirContext, pack: PackDescriptor): Promise<void> {
+  try {
+    await importPack(ctx.db, await obtainPack(ctx, pack));
   } catch (err) {
     throw (
       classifyKnown(err) ??

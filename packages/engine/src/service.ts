@@ -31,7 +31,12 @@ import { EngineConfigError } from './config-error';
 import { enterPrivateState, maintainPrivateState } from './consolidation';
 import { type CallState, type DirContext, newCall, TreeCache } from './context';
 import { classifyKnown, engineFailure, failureSite, isAbort, localFailure } from './errors';
-import { type PublicationRecord, readHistory, retainedIncrements } from './history';
+import {
+  type PublicationRecord,
+  readHistory,
+  retainedIncrements,
+  withRetainedObjects,
+} from './history';
 import {
   asText,
   type BlameLine,
@@ -552,7 +557,10 @@ export async function createNotebookService(config: EngineConfig): Promise<Noteb
   ): Promise<T> {
     const dir = await resolveDir(notebookDir, request.path, false);
     if (!(await isPulled(dir))) throw notPulled();
-    return guarded(policy, dir, request, async (ctx) => work(ctx, await readCurrentClassified()));
+    return guarded(policy, dir, request, async (ctx) => {
+      const current = await readCurrentClassified();
+      return withRetainedObjects(ctx, current?.manifest, () => work(ctx, current));
+    });
   }
 
   function checkGeneration(generation: number | undefined): void {
@@ -661,10 +669,12 @@ export async function createNotebookService(config: EngineConfig): Promise<Noteb
             const publications =
               current === undefined
                 ? []
-                : await readHistory(ctx, current.manifest, {
-                    limit: request.limit,
-                    stat: request.stat ?? false,
-                  });
+                : await withRetainedObjects(ctx, current.manifest, () =>
+                    readHistory(ctx, current.manifest, {
+                      limit: request.limit,
+                      stat: request.stat ?? false,
+                    }),
+                  );
             return {
               path: ctx.dir,
               generation: Number(current?.manifest.generation ?? 0n),

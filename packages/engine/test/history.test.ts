@@ -153,3 +153,37 @@ describe('the retained history of a group increment', () => {
     });
   });
 });
+
+describe('the retained history seen from a directory that started after a checkpoint', () => {
+  it('log --stat, diffs and files at a generation read the older retained states (their packs are fetched)', async () => {
+    const store = createMemoryStore();
+    const writer = await participant(store, { checkpointPacks: 3 });
+    await writer.service.pull({});
+    for (let i = 0; i < 6; i += 1) {
+      await writeFile(join(writer.dir, `f${i % 2}.md`), `line ${i}\n`.repeat(i + 1));
+      await writeFile(join(writer.dir, 'keep.md'), 'unchanged since the start\n');
+      await writer.service.commit({ message: `c${i}`, actor: 'writer' });
+    }
+    // Every background checkpoint is done, so the reader's P starts at the newest one.
+    await writer.service.close();
+    const reader = await participant(store);
+    await reader.service.pull({});
+    const log = await reader.service.log({ limit: 100, stat: true });
+    const retained = log.publications.filter((p) => p.files !== undefined);
+    // Publications older than the newest checkpoint are retained and carry their changes.
+    expect(retained.length).toBeGreaterThan(3);
+    const oldest = retained.at(-1)!;
+    expect(oldest.files!.length).toBeGreaterThan(0);
+    const publication = await reader.service.publication({ generation: oldest.generation });
+    expect(publication.members.flatMap((m) => m.files).length).toBeGreaterThan(0);
+    const file = await reader.service.readFile({ file: 'keep.md', generation: oldest.generation });
+    expect(Buffer.from(file.content).toString('utf8')).toBe('unchanged since the start\n');
+    const blame = await reader.service.blame({ file: 'keep.md' });
+    expect(blame.lines).toHaveLength(1);
+    // Undoing the oldest retained publication needs the state before it too: every later
+    // commit rewrote its files, so the revert is computed and conflicts (nothing is written).
+    await expect(
+      reader.service.revert({ generation: oldest.generation, actor: 'r', onConflict: 'refuse' }),
+    ).rejects.toMatchObject({ code: 'CONTENT_CONFLICT' });
+  });
+});
