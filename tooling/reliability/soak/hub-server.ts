@@ -8,9 +8,14 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { builtCliPath } from '../cli';
-import type { ServerLaunch, SoakParticipant, ToolAnswer } from './server';
+import {
+  CALL_TIMEOUT_MS,
+  callTool,
+  type ServerLaunch,
+  type SoakParticipant,
+  type ToolAnswer,
+} from './server';
 
-const CALL_TIMEOUT_MS = 600_000;
 const STDERR_TAIL = 8192;
 
 /** The hub process: started on demand by whichever session needs it first, killed by any. */
@@ -177,13 +182,7 @@ export class HubSoakSession implements SoakParticipant {
     if (!this.running || client === undefined) return 'killed';
     this.hub.inFlight += 1;
     try {
-      const result = await client.callTool({ name, arguments: args }, undefined, {
-        timeout: CALL_TIMEOUT_MS,
-      });
-      const structured = result.structuredContent as Exclude<ToolAnswer, 'killed'> | undefined;
-      if (typeof structured?.code !== 'string')
-        return { code: 'PROTOCOL_ERROR', reason: 'NO_STRUCTURED_RESULT' };
-      return structured;
+      return await callTool(client, name, args);
     } catch (error) {
       if (generation !== this.hub.generation || !this.hub.alive) return 'killed';
       throw error;

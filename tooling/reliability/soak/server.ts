@@ -18,7 +18,25 @@ export type ToolAnswer =
   | 'killed';
 
 /** Generous: a loaded 2-core machine queues calls for a long time; the soak must not cut them. */
-const CALL_TIMEOUT_MS = 600_000;
+export const CALL_TIMEOUT_MS = 600_000;
+
+/**
+ * One tool call through an MCP client, answered by its structured result (`PROTOCOL_ERROR` when
+ * there is none). A dropped connection rejects; the caller decides whether that was a kill.
+ */
+export async function callTool(
+  client: Client,
+  name: string,
+  args: Record<string, unknown>,
+): Promise<Exclude<ToolAnswer, 'killed'>> {
+  const result = await client.callTool({ name, arguments: args }, undefined, {
+    timeout: CALL_TIMEOUT_MS,
+  });
+  const structured = result.structuredContent as Exclude<ToolAnswer, 'killed'> | undefined;
+  if (typeof structured?.code !== 'string')
+    return { code: 'PROTOCOL_ERROR', reason: 'NO_STRUCTURED_RESULT' };
+  return structured;
+}
 const STDERR_TAIL = 8192;
 
 /** How to start the server: its arguments after `serve` and its environment. */
@@ -92,13 +110,7 @@ export class SoakServer implements SoakParticipant {
     if (client === undefined) return 'killed';
     this.#inFlight += 1;
     try {
-      const result = await client.callTool({ name, arguments: args }, undefined, {
-        timeout: CALL_TIMEOUT_MS,
-      });
-      const structured = result.structuredContent as Exclude<ToolAnswer, 'killed'> | undefined;
-      if (typeof structured?.code !== 'string')
-        return { code: 'PROTOCOL_ERROR', reason: 'NO_STRUCTURED_RESULT' };
-      return structured;
+      return await callTool(client, name, args);
     } catch (error) {
       if (this.#client !== client) return 'killed';
       throw error;

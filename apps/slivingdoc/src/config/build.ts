@@ -172,13 +172,6 @@ function buildConfig(
       );
     }
   }
-  const integer = (
-    flag: IntegerFlag,
-    envName: string,
-    fallback: number,
-    min: number,
-    max: number,
-  ) => integerSetting(flags, env, { flag, envName, fallback, min, max });
   const sets = pathSets(
     pickList(flags, env, 'writable', 'SLIVINGDOC_WRITABLE'),
     pickList(flags, env, 'read-only', 'SLIVINGDOC_READ_ONLY'),
@@ -190,15 +183,27 @@ function buildConfig(
     privateRoot,
     writable: sets.writable,
     readOnly: sets.readOnly,
-    commitRetries: integer('commit-retries', 'SLIVINGDOC_COMMIT_RETRIES', 8, 0, 100),
-    checkpointPacks: integer(
+    commitRetries: integerSetting(
+      flags,
+      env,
+      'commit-retries',
+      'SLIVINGDOC_COMMIT_RETRIES',
+      8,
+      0,
+      100,
+    ),
+    checkpointPacks: integerSetting(
+      flags,
+      env,
       'checkpoint-packs',
       'SLIVINGDOC_CHECKPOINT_PACKS',
       256,
       1,
       Number.MAX_SAFE_INTEGER,
     ),
-    retainedCheckpoints: integer(
+    retainedCheckpoints: integerSetting(
+      flags,
+      env,
       'retained-checkpoints',
       'SLIVINGDOC_RETAINED_CHECKPOINTS',
       1,
@@ -223,10 +228,10 @@ type IntegerFlag =
 function integerSetting(
   flags: Flags,
   env: NodeJS.ProcessEnv,
-  spec: { flag: IntegerFlag; envName: string; fallback: number; min: number; max: number },
+  ...[flag, envName, fallback, min, max]: [IntegerFlag, string, number, number, number]
 ): number {
-  const setting = pick(flags, env, spec.flag, spec.envName);
-  return setting ? parseInteger(setting.source, setting.raw, spec.min, spec.max) : spec.fallback;
+  const setting = pick(flags, env, flag, envName);
+  return setting ? parseInteger(setting.source, setting.raw, min, max) : fallback;
 }
 
 /**
@@ -290,13 +295,6 @@ function buildListen(
     return undefined;
   }
   const { host, port } = parseListenAddress(listen.source, listen.raw);
-  const integer = (
-    flag: IntegerFlag,
-    envName: string,
-    fallback: number,
-    min: number,
-    max: number,
-  ) => integerSetting(flags, env, { flag, envName, fallback, min, max });
   const origins =
     flags['allow-origin'] ?? splitOrigins(envValue(env, 'SLIVINGDOC_ALLOWED_ORIGINS'));
   for (const origin of origins) {
@@ -310,11 +308,34 @@ function buildListen(
     port,
     public: flags['listen-public'] ?? false,
     allowedOrigins: origins,
-    maxSessions: integer('max-sessions', 'SLIVINGDOC_MAX_SESSIONS', 256, 1, 100_000),
+    maxSessions: integerSetting(
+      flags,
+      env,
+      'max-sessions',
+      'SLIVINGDOC_MAX_SESSIONS',
+      256,
+      1,
+      100_000,
+    ),
     idleTimeoutMs:
-      integer('session-idle-timeout', 'SLIVINGDOC_SESSION_IDLE_TIMEOUT', 1800, 1, 7 * 24 * 3600) *
+      integerSetting(
+        flags,
+        env,
+        'session-idle-timeout',
+        'SLIVINGDOC_SESSION_IDLE_TIMEOUT',
+        1800,
+        1,
+        7 * 24 * 3600,
+      ) * 1000,
+    maxCallsPerSession: integerSetting(
+      flags,
+      env,
+      'session-calls',
+      'SLIVINGDOC_SESSION_CALLS',
+      8,
+      1,
       1000,
-    maxCallsPerSession: integer('session-calls', 'SLIVINGDOC_SESSION_CALLS', 8, 1, 1000),
+    ),
     tokenFile: tokenFile(env, context),
   };
 }
