@@ -1,6 +1,6 @@
 /**
- * A member's side of group commit: connect to the holder's group endpoint, send the change,
- * then wait for `taken`, any number of `prepared` (the latest counts) and one verdict. Each
+ * A member's side of group commit: connect to the holder's group endpoint (in memory when the
+ * holder is in this process, see `link.ts`), send the change, then wait for `taken`, any number of `prepared` (the latest counts) and one verdict. Each
  * `prepared` is recorded (the caller's `record`: its publication input, in its P) before it is
  * acknowledged with `recorded`; the holder sends no CAS a member has not acknowledged. Before
  * it is taken a member can withdraw (cancellation, or its gate budget spent); once taken its

@@ -1,12 +1,13 @@
 /**
  * The holder's side of group commit: while a process holds the publication gate it listens on
- * the group endpoint, where other local writers queue their changes (`join`). A round takes
- * whoever is queued (bounded by a member count and a byte budget) and answers each taken
- * member exactly once; closing the endpoint sends every member not taken `later`. A taken
- * member acknowledges each `prepared` with `recorded` once its publication input is in its P
- * (docs/engine.md, "A member's publication input"). A member's connection may drop at any
- * moment: a queued member is forgotten; a taken one is answered by its round, which leaves it
- * out of any CAS it has not acknowledged. A malformed or oversized message drops its sender
+ * the group endpoint, where other local writers queue their changes (`join`); writers of the
+ * same process queue through {@link GroupServer.connectLocal} instead, into the same queue. A
+ * round takes whoever is queued (bounded by a member count and a byte budget) and answers each
+ * taken member exactly once; closing the endpoint sends every member not taken `later`. A
+ * taken member acknowledges each `prepared` with `recorded` once its publication input is in
+ * its P (docs/engine.md, "A member's publication input"). A member's connection may drop at
+ * any moment: a queued member is forgotten; a taken one is answered by its round, which leaves
+ * it out of any CAS it has not acknowledged. A malformed or oversized message drops its sender
  * and nothing else.
  */
 import { unlink } from 'node:fs/promises';
