@@ -8,6 +8,7 @@
 # (and view: the web view's figures) and BENCH_PARTS=embedded,git,s3 run subsets; BENCH_IN_PROCESS=0 leaves out the in-process
 # writers; BENCH_OUT=dir another output directory;
 # BENCH_CPU_PROF=dir write a --cpu-prof profile of every server process there;
+# BENCH_HUB_STDIO=0 runs only the hub side of the hub scenario (not its 100 stdio processes);
 # RGW_PORT / RGW_MON_PORT / RGW_DIR move the S3 server (defaults differ from the test suite's,
 # so a bench and a test run can share the machine).
 set -euo pipefail

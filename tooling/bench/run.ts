@@ -214,40 +214,44 @@ async function runHubComparison(
     acc,
     { scenario: `hub ${shape.sessions}`, system: 'slivingdoc-hub', store },
     async () => {
-      const stdio = await measureSide({
-        system: 'slivingdoc-mcp',
-        store,
-        config: shape,
-        makePool: async () =>
-          createMcpPool({
-            cli,
-            target,
-            prefix: prefix('hub-stdio'),
-            retries: config.retries,
-            nodeArgs,
-            root: await mkdtemp(join(root, 'hub-stdio-')),
-            count: shape.sessions,
-            pullFirst: true,
-          }),
-        // A new stdio agent: its own process, started and connected, then its first pull.
-        newSessionMs: async () => {
-          const start = performance.now();
-          const one = await createMcpPool({
-            cli,
-            target,
-            prefix: prefix('hub-stdio'),
-            retries: config.retries,
-            nodeArgs,
-            root: await mkdtemp(join(root, 'hub-stdio-new-')),
-            count: 1,
-            pullFirst: true,
-          });
-          const ms = performance.now() - start;
-          await one.close();
-          return ms;
-        },
-        newSessions: shape.newSessions.stdio,
-      });
+      // BENCH_HUB_STDIO=0: the hub side only (the stdio fleet of 100 processes is the slow half).
+      const stdio =
+        process.env.BENCH_HUB_STDIO === '0'
+          ? undefined
+          : await measureSide({
+              system: 'slivingdoc-mcp',
+              store,
+              config: shape,
+              makePool: async () =>
+                createMcpPool({
+                  cli,
+                  target,
+                  prefix: prefix('hub-stdio'),
+                  retries: config.retries,
+                  nodeArgs,
+                  root: await mkdtemp(join(root, 'hub-stdio-')),
+                  count: shape.sessions,
+                  pullFirst: true,
+                }),
+              // A new stdio agent: its own process, started and connected, then its first pull.
+              newSessionMs: async () => {
+                const start = performance.now();
+                const one = await createMcpPool({
+                  cli,
+                  target,
+                  prefix: prefix('hub-stdio'),
+                  retries: config.retries,
+                  nodeArgs,
+                  root: await mkdtemp(join(root, 'hub-stdio-new-')),
+                  count: 1,
+                  pullFirst: true,
+                });
+                const ms = performance.now() - start;
+                await one.close();
+                return ms;
+              },
+              newSessions: shape.newSessions.stdio,
+            });
       const hub = await measureSide({
         system: 'slivingdoc-hub',
         store,

@@ -27,30 +27,57 @@ export function openRegistry(privateRoot: string): Registry {
   // (a hundred sessions: ~100 opens per call). The directory listing and the lstat of each
   // path still run every time, so entries other processes add or prune are seen at once.
   const known = new Map<string, string>();
-  return {
-    async list() {
-      const names = await privateStateUsable(() =>
-        readdir(dir).catch((error: NodeJS.ErrnoException) => {
-          if (error.code === 'ENOENT') return [] as string[];
-          throw error;
-        }),
-      );
-      const found: string[] = [];
-      for (const name of names.filter((entry) => /^[0-9a-f]{64}$/.test(entry))) {
-        const file = join(dir, name);
-        const path = known.get(name) ?? (await readFile(file, 'utf8').catch(() => undefined));
-        if (path === undefined) continue;
-        const stats = await lstat(path).catch(() => undefined);
-        if (stats?.isDirectory()) {
-          known.set(name, path);
-          found.push(path);
-        } else {
-          known.delete(name);
-          await unlink(file).catch(() => {});
-        }
+  const listNow = async (): Promise<string[]> => {
+    const names = await privateStateUsable(() =>
+      readdir(dir).catch((error: NodeJS.ErrnoException) => {
+        if (error.code === 'ENOENT') return [] as string[];
+        throw error;
+      }),
+    );
+    const found: string[] = [];
+    for (const name of names.filter((entry) => /^[0-9a-f]{64}$/.test(entry))) {
+      const file = join(dir, name);
+      const path = known.get(name) ?? (await readFile(file, 'utf8').catch(() => undefined));
+      if (path === undefined) continue;
+      const stats = await lstat(path).catch(() => undefined);
+      if (stats?.isDirectory()) {
+        known.set(name, path);
+        found.push(path);
+      } else {
+        known.delete(name);
+        await unlink(file).catch(() => {});
       }
-      return found.sort();
-    },
+    }
+    return found.sort();
+  };
+  // Calls that arrive while a listing runs share the next one, started when it ends: each
+  // caller still gets a listing begun after its call (it sees every entry added before), and
+  // a hundred sessions committing at once list a few times instead of twice each (a listing
+  // lstat()s every directory, so one per call made a burst of n sessions O(n²) lstats).
+  let running: Promise<string[]> | undefined;
+  let queued: Promise<string[]> | undefined;
+  const start = (): Promise<string[]> => {
+    const run = listNow();
+    running = run;
+    const clear = () => {
+      if (running === run) running = undefined;
+    };
+    run.then(clear, clear);
+    return run;
+  };
+  const shared = (): Promise<string[]> => {
+    if (queued !== undefined) return queued;
+    if (running === undefined) return start();
+    const next = () => {
+      queued = undefined;
+      return start();
+    };
+    queued = running.then(next, next);
+    return queued;
+  };
+  return {
+    // A copy each: callers share one listing.
+    list: () => shared().then((dirs) => [...dirs]),
     async add(path) {
       const name = createHash('sha256').update(path, 'utf8').digest('hex');
       await privateStateUsable(async () => {

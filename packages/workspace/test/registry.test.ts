@@ -39,4 +39,23 @@ describe('openRegistry', () => {
     await mkdir(join(root.path, 'a'));
     expect(await registry.list()).toEqual([join(root.path, 'b')]);
   });
+
+  it('lets calls arriving during a listing share the next one; each sees every add before it', async () => {
+    const registry = openRegistry(join(root.path, 'private'));
+    // Another process's view of the same registry.
+    const other = openRegistry(join(root.path, 'private'));
+    const [a, b] = [join(root.path, 'a'), join(root.path, 'b')];
+    await mkdir(a);
+    await mkdir(b);
+    await registry.add(a);
+    const first = registry.list();
+    await other.add(b);
+    const later = [registry.list(), registry.list(), registry.list()];
+    expect(await first).toContain(a);
+    const listed = await Promise.all(later);
+    for (const dirs of listed) expect(dirs).toEqual([a, b]);
+    // Each caller has its own copy.
+    (listed[0] as string[]).pop();
+    expect(listed[1]).toEqual([a, b]);
+  });
 });

@@ -27,7 +27,8 @@ export interface HubSide {
 export interface HubComparison {
   scenario: 'hub';
   store: StoreKind;
-  stdio: HubSide;
+  /** Absent when `BENCH_HUB_STDIO=0` left the stdio fleet out. */
+  stdio: HubSide | undefined;
   hub: HubSide;
 }
 
@@ -124,23 +125,31 @@ export function hubRows(comparisons: readonly HubComparison[]): string[][] {
       rows.push([metric, store, a, b, target]);
     row(
       'idle memory, total MiB (RSS / PSS)',
-      `${fixed(stdio.idle.rssMiB)} / ${fixed(stdio.idle.pssMiB)} (${stdio.idle.processes} proc)`,
+      stdio === undefined
+        ? '-'
+        : `${fixed(stdio.idle.rssMiB)} / ${fixed(stdio.idle.pssMiB)} (${stdio.idle.processes} proc)`,
       `${fixed(hub.idle.rssMiB)} / ${fixed(hub.idle.pssMiB)} (${hub.idle.processes} proc)`,
-      `hub RSS ≤ 200; ≥ 8× below fleet PSS (${fixed(stdio.idle.pssMiB / hub.idle.rssMiB, 1)}×)`,
+      `hub RSS ≤ 200; ≥ 8× below fleet PSS (${fixed(stdio && stdio.idle.pssMiB / hub.idle.rssMiB, 1)}×)`,
     );
-    const burst = (side: HubSide) =>
-      `${side.burst.metrics.accepted}/${side.burst.metrics.attempted} p50 ${fixed(side.burst.metrics.latency?.p50)} p99 ${fixed(side.burst.metrics.latency?.p99)} ms`;
+    const burst = (side: HubSide | undefined) =>
+      side === undefined
+        ? '-'
+        : `${side.burst.metrics.accepted}/${side.burst.metrics.attempted} p50 ${fixed(side.burst.metrics.latency?.p50)} p99 ${fixed(side.burst.metrics.latency?.p99)} ms`;
     row(
       `burst of ${n} own-file commits`,
       burst(stdio),
       burst(hub),
       `p99 ≤ ${store === 's3' ? 3000 : 2000} ms`,
     );
-    const append = (side: HubSide) =>
-      `${side.append.accepted}/${side.append.writers}, ${side.append.conflicts} conflicts, ${side.append.commitCalls} calls`;
+    const append = (side: HubSide | undefined) =>
+      side === undefined
+        ? '-'
+        : `${side.append.accepted}/${side.append.writers}, ${side.append.conflicts} conflicts, ${side.append.commitCalls} calls`;
     row(`append burst of ${n}`, append(stdio), append(hub), `0 conflicts, ${n} calls`);
-    const saturation = (side: HubSide) =>
-      `${fixed(side.saturation.one, 1)} → ${fixed(side.saturation.many, 1)} (${fixed(side.saturation.many / side.saturation.one, 2)}×)`;
+    const saturation = (side: HubSide | undefined) =>
+      side === undefined
+        ? '-'
+        : `${fixed(side.saturation.one, 1)} → ${fixed(side.saturation.many, 1)} (${fixed(side.saturation.many / side.saturation.one, 2)}×)`;
     row(
       `saturation commits/s, 1 → ${hub.saturation.writers} writers`,
       saturation(stdio),
@@ -149,7 +158,7 @@ export function hubRows(comparisons: readonly HubComparison[]): string[][] {
     );
     row(
       'new session: initialize → first pull, p50 ms',
-      `${fixed(stdio.newSession.p50)} (spawn included)`,
+      stdio === undefined ? '-' : `${fixed(stdio.newSession.p50)} (spawn included)`,
       fixed(hub.newSession.p50),
       '≤ 50',
     );

@@ -1,6 +1,6 @@
 /**
- * A member's side of group commit: connect to the holder's group endpoint, send the change,
- * then wait for `taken`, any number of `prepared` (the latest counts) and one verdict. Each
+ * A member's side of group commit: connect to the holder's group endpoint (in memory when the
+ * holder is in this process, see `link.ts`), send the change, then wait for `taken`, any number of `prepared` (the latest counts) and one verdict. Each
  * `prepared` is recorded (the caller's `record`: its publication input, in its P) before it is
  * acknowledged with `recorded`; the holder sends no CAS a member has not acknowledged. Before
  * it is taken a member can withdraw (cancellation, or its gate budget spent); once taken its
@@ -9,15 +9,15 @@
  */
 import { connect, type Socket } from 'node:net';
 import type { FileStat } from '@slivingdoc/envelope';
-import { readFrames, writeFrame } from './frames';
-import {
-  decodeHolderMessage,
-  type ExclusionReason,
-  encodeJoin,
-  encodeRecorded,
-  type MemberChange,
-  type PreparedWire,
+import { type LinkEnd, type LinkEvents, memberSocketEnd } from './link';
+import type {
+  ExclusionReason,
+  HolderMessage,
+  MemberChange,
+  MemberMessage,
+  PreparedWire,
 } from './messages';
+import { inProcessGroup } from './server';
 
 /** What joining a group came to. */
 export type JoinOutcome =
@@ -53,10 +53,11 @@ function connectTo(address: string): Promise<Socket | undefined> {
 }
 
 /**
- * Offers `change` to the group served at `address` and waits for its outcome. `deadline`
- * (epoch ms) bounds only the wait before being taken. `record` records a `prepared` in P
- * (in the order received) before it is acknowledged; the outcome is returned only once every
- * recording started has finished, so nothing writes the record after this returns.
+ * Offers `change` to the group served at `address` and waits for its outcome: in memory when
+ * this process serves it (the in-process queue), else over the socket. `deadline` (epoch ms)
+ * bounds only the wait before being taken. `record` records a `prepared` in P (in the order
+ * received) before it is acknowledged; the outcome is returned only once every recording
+ * started has finished, so nothing writes the record after this returns.
  */
 export async function joinGroup(
   address: string,
@@ -67,8 +68,12 @@ export async function joinGroup(
     record: (prepared: PreparedWire) => Promise<void>;
   },
 ): Promise<JoinOutcome> {
-  const socket = await connectTo(address);
-  if (socket === undefined) return { kind: 'refused' };
+  // Looked up and joined with no await between: a group found here is still open.
+  const local = inProcessGroup(address);
+  const socket = local === undefined ? await connectTo(address) : undefined;
+  if (local === undefined && socket === undefined) return { kind: 'refused' };
+  const open = (events: LinkEvents<HolderMessage>): LinkEnd<MemberMessage> =>
+    local === undefined ? memberSocketEnd(socket as Socket, events) : local.connectLocal(events);
   return new Promise<JoinOutcome>((resolve) => {
     let taken = false;
     let withdrawing: 'aborted' | 'deadline' | undefined;
@@ -81,12 +86,12 @@ export async function joinGroup(
       settled = true;
       clearTimeout(timer);
       opts.signal?.removeEventListener('abort', onAbort);
-      socket.destroy();
+      link.destroy();
       void recording.then(() =>
         resolve(unrecorded ? { kind: 'unrecorded', ...unrecorded } : outcome),
       );
     };
-    /** Records one `prepared`, then acknowledges it; a failure closes the connection unacked. */
+    /** Records one `prepared`, then acknowledges it; a failure closes the link unacked. */
     const recordAndAck = (wire: PreparedWire) => {
       recording = recording.then(async () => {
         if (unrecorded !== undefined) return;
@@ -94,65 +99,61 @@ export async function joinGroup(
           await opts.record(wire);
         } catch (error) {
           unrecorded = { error };
-          socket.destroy();
+          link.destroy();
           return;
         }
-        await writeFrame(socket, encodeRecorded(wire.publication)).catch(() => {});
+        await link.send({ t: 'recorded', publication: wire.publication }).catch(() => {});
       });
     };
     const withdraw = (why: 'aborted' | 'deadline') => {
       if (taken || withdrawing !== undefined) return;
       withdrawing = why;
       // The holder answers `withdrawn`, or `taken` if it took us first (the stream is ordered).
-      writeFrame(socket, { t: 'withdraw' }).catch(() => settle({ kind: 'withdrawn', why }));
+      link.send({ t: 'withdraw' }).catch(() => settle({ kind: 'withdrawn', why }));
     };
     const onAbort = () => withdraw('aborted');
-    const timer = setTimeout(() => withdraw('deadline'), Math.max(0, opts.deadline - Date.now()));
-    opts.signal?.addEventListener('abort', onAbort, { once: true });
-    socket.once('close', () => {
-      if (!taken && withdrawing !== undefined) settle({ kind: 'withdrawn', why: withdrawing });
-      else settle({ kind: 'holder-gone', prepared: taken ? prepared : undefined });
-    });
-    readFrames(
-      socket,
-      (raw) => {
-        const message = decodeHolderMessage(raw);
-        if (message === undefined) {
-          socket.destroy();
+    const onMessage = (message: HolderMessage | undefined) => {
+      if (message === undefined) {
+        link.destroy();
+        return;
+      }
+      switch (message.t) {
+        case 'taken':
+          taken = true;
+          return;
+        case 'withdrawn':
+          if (!taken) settle({ kind: 'withdrawn', why: withdrawing ?? 'aborted' });
+          return;
+        case 'prepared': {
+          taken = true;
+          const { t: _t, ...wire } = message;
+          prepared = wire;
+          recordAndAck(wire);
           return;
         }
-        switch (message.t) {
-          case 'taken':
-            taken = true;
-            return;
-          case 'withdrawn':
-            if (!taken) settle({ kind: 'withdrawn', why: withdrawing ?? 'aborted' });
-            return;
-          case 'prepared': {
-            taken = true;
-            const { t: _t, ...wire } = message;
-            prepared = wire;
-            recordAndAck(wire);
-            return;
-          }
-          case 'accepted':
-            settle({
-              kind: 'accepted',
-              generation: BigInt(message.generation),
-              head: message.head,
-              files: message.files,
-            });
-            return;
-          case 'excluded':
-            settle({ kind: 'excluded', reason: message.reason });
-            return;
-          case 'unproven':
-            settle({ kind: 'unproven' });
-        }
-      },
-      () => {},
-    );
-    writeFrame(socket, encodeJoin(change)).catch(() => socket.destroy());
+        case 'accepted':
+          settle({
+            kind: 'accepted',
+            generation: BigInt(message.generation),
+            head: message.head,
+            files: message.files,
+          });
+          return;
+        case 'excluded':
+          settle({ kind: 'excluded', reason: message.reason });
+          return;
+        case 'unproven':
+          settle({ kind: 'unproven' });
+      }
+    };
+    const onClosed = () => {
+      if (!taken && withdrawing !== undefined) settle({ kind: 'withdrawn', why: withdrawing });
+      else settle({ kind: 'holder-gone', prepared: taken ? prepared : undefined });
+    };
+    const link = open({ message: onMessage, closed: onClosed });
+    const timer = setTimeout(() => withdraw('deadline'), Math.max(0, opts.deadline - Date.now()));
+    opts.signal?.addEventListener('abort', onAbort, { once: true });
+    link.send({ t: 'join', change }).catch(() => link.destroy());
     if (opts.signal?.aborted) withdraw('aborted');
   });
 }

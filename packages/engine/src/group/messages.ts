@@ -78,7 +78,7 @@ function onlyKeys(value: Record<string, unknown>, allowed: string[]): boolean {
 }
 
 /** Decodes a member's `join`; `undefined` when anything about it is malformed. */
-export function decodeJoin(raw: Record<string, unknown>): MemberChange | undefined {
+function decodeJoin(raw: Record<string, unknown>): MemberChange | undefined {
   if (raw.t !== 'join' || !onlyKeys(raw, ['t', 'base', 'changes', 'blobs', 'message', 'author']))
     return undefined;
   const { base, changes, blobs, message, author } = raw;
@@ -121,21 +121,32 @@ export function decodeJoin(raw: Record<string, unknown>): MemberChange | undefin
   return decoded;
 }
 
-/** Whether a member's other message is a `withdraw`. */
-export function isWithdraw(raw: Record<string, unknown>): boolean {
-  return raw.t === 'withdraw' && onlyKeys(raw, ['t']);
+/**
+ * What a member tells the holder: its change (`join`, first and only then), `withdraw`, and
+ * `recorded` (its acknowledgement of one `prepared`: its publication input is in its P).
+ */
+export type MemberMessage =
+  | { t: 'join'; change: MemberChange }
+  | { t: 'withdraw' }
+  | { t: 'recorded'; publication: string };
+
+/** The wire form of a member's message. */
+export function encodeMemberMessage(message: MemberMessage): object {
+  return message.t === 'join' ? encodeJoin(message.change) : message;
 }
 
-/** A member's acknowledgement of one `prepared`: its publication input is recorded in its P. */
-export function encodeRecorded(publication: string): object {
-  return { t: 'recorded', publication };
-}
-
-/** The publication id a member's `recorded` names; `undefined` when it is no valid one. */
-export function recordedPublication(raw: Record<string, unknown>): string | undefined {
+/** Decodes a member's message; `undefined` when malformed. */
+export function decodeMemberMessage(raw: Record<string, unknown>): MemberMessage | undefined {
+  if (raw.t === 'join') {
+    const change = decodeJoin(raw);
+    return change === undefined ? undefined : { t: 'join', change };
+  }
+  if (raw.t === 'withdraw') return onlyKeys(raw, ['t']) ? { t: 'withdraw' } : undefined;
   if (raw.t !== 'recorded' || !onlyKeys(raw, ['t', 'publication'])) return undefined;
   const { publication } = raw;
-  return typeof publication === 'string' && publication.length > 0 ? publication : undefined;
+  return typeof publication === 'string' && publication.length > 0
+    ? { t: 'recorded', publication }
+    : undefined;
 }
 
 function isFileStat(value: unknown): value is FileStat {

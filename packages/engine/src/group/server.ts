@@ -1,25 +1,20 @@
 /**
  * The holder's side of group commit: while a process holds the publication gate it listens on
- * the group endpoint, where other local writers queue their changes (`join`). A round takes
- * whoever is queued (bounded by a member count and a byte budget) and answers each taken
- * member exactly once; closing the endpoint sends every member not taken `later`. A taken
- * member acknowledges each `prepared` with `recorded` once its publication input is in its P
- * (docs/engine.md, "A member's publication input"). A member's connection may drop at any
- * moment: a queued member is forgotten; a taken one is answered by its round, which leaves it
- * out of any CAS it has not acknowledged. A malformed or oversized message drops its sender
+ * the group endpoint, where other local writers queue their changes (`join`); writers of the
+ * same process queue through {@link GroupServer.connectLocal} instead, into the same queue. A
+ * round takes whoever is queued (bounded by a member count and a byte budget) and answers each
+ * taken member exactly once; closing the endpoint sends every member not taken `later`. A
+ * taken member acknowledges each `prepared` with `recorded` once its publication input is in
+ * its P (docs/engine.md, "A member's publication input"). A member's connection may drop at
+ * any moment: a queued member is forgotten; a taken one is answered by its round, which leaves
+ * it out of any CAS it has not acknowledged. A malformed or oversized message drops its sender
  * and nothing else.
  */
 import { unlink } from 'node:fs/promises';
 import { createServer, type Server, type Socket } from 'node:net';
 import type { EngineLogger } from '../config';
-import { readFrames, writeFrame } from './frames';
-import {
-  decodeJoin,
-  type HolderMessage,
-  isWithdraw,
-  type MemberChange,
-  recordedPublication,
-} from './messages';
+import { holderSocketEnd, type LinkEnd, type LinkEvents, localLink } from './link';
+import type { HolderMessage, MemberChange, MemberMessage } from './messages';
 
 /** A member taken into a round: its change and the way to answer it. */
 export interface TakenMember {
@@ -40,7 +35,7 @@ export interface TakenMember {
 }
 
 interface Connection {
-  socket: Socket;
+  link: LinkEnd<HolderMessage>;
   state: 'connected' | 'queued' | 'taken' | 'done';
   change?: MemberChange;
   bytes: number;
@@ -85,8 +80,35 @@ function awaitRecorded(
   });
 }
 
-/** The endpoints this process serves, by address (for {@link queuedAt}). */
+/** The endpoints this process serves, by address. */
 const serving = new Map<string, GroupServer>();
+
+/** Members joined by each transport in this process, for tests (see {@link joinCounts}). */
+const joined = { socket: 0, inProcess: 0 };
+
+/** Whether members in this process join its holder in memory (on unless a test turns it off). */
+let inProcessJoins = true;
+
+/**
+ * How many members joined a group this process served, by transport (a diagnostic the tests
+ * use to tell that in-process members used no socket).
+ */
+export function joinCounts(): { socket: number; inProcess: number } {
+  return { ...joined };
+}
+
+/** Test hook: `false` makes members in this process join over the socket, as other processes do. */
+export function setInProcessJoins(on: boolean): void {
+  inProcessJoins = on;
+}
+
+/**
+ * The group this process serves at `address`, when a member in this process can join it in
+ * memory (docs/engine.md, "Group commit": the in-process queue).
+ */
+export function inProcessGroup(address: string): GroupServer | undefined {
+  return inProcessJoins ? serving.get(address) : undefined;
+}
 
 /**
  * How many members are queued at the endpoint this process serves at `address` (0 when it
@@ -100,6 +122,7 @@ export function queuedAt(address: string): number {
 export class GroupServer {
   readonly #queue: Connection[] = [];
   readonly #connections = new Set<Connection>();
+  #closing = false;
 
   private constructor(
     private readonly server: Server,
@@ -131,8 +154,37 @@ export class GroupServer {
   }
 
   #accept(socket: Socket): void {
+    joined.socket += 1;
+    this.#connect((events) =>
+      holderSocketEnd(socket, events, () =>
+        this.logger.warn({}, 'group commit: dropped a member that sent a malformed message'),
+      ),
+    );
+  }
+
+  /**
+   * A member of this process joins without the socket: `member` is told what the holder sends;
+   * the returned end is the member's (see `member.ts`).
+   */
+  connectLocal(member: LinkEvents<HolderMessage>): LinkEnd<MemberMessage> {
+    joined.inProcess += 1;
+    let memberEnd: LinkEnd<MemberMessage> | undefined;
+    this.#connect((events) => {
+      const link = localLink(events, member);
+      memberEnd = link.member;
+      return link.holder;
+    });
+    return memberEnd as LinkEnd<MemberMessage>;
+  }
+
+  /** A new connection over the link `open` makes for the connection's events. */
+  #connect(open: (events: LinkEvents<MemberMessage>) => LinkEnd<HolderMessage>): void {
     const connection: Connection = {
-      socket,
+      // The events fire only after this returns (a socket's, or a local link's microtask).
+      link: open({
+        message: (message) => this.#onMessage(connection, message),
+        closed: () => this.#onClosed(connection),
+      }),
       state: 'connected',
       bytes: 0,
       closed: false,
@@ -140,37 +192,37 @@ export class GroupServer {
       waiters: new Set(),
     };
     this.#connections.add(connection);
-    socket.on('error', () => {});
-    socket.once('close', () => {
-      connection.closed = true;
-      wake(connection);
-      this.#connections.delete(connection);
-      if (connection.state === 'queued' || connection.state === 'connected') {
-        this.#dequeue(connection);
-        connection.state = 'done';
-      }
-    });
-    readFrames(
-      socket,
-      (raw) => this.#onMessage(connection, raw),
-      () => this.logger.warn({}, 'group commit: dropped a member that sent a malformed message'),
-    );
   }
 
-  #onMessage(connection: Connection, raw: Record<string, unknown>): void {
+  #onClosed(connection: Connection): void {
+    connection.closed = true;
+    wake(connection);
+    this.#connections.delete(connection);
+    if (connection.state === 'queued' || connection.state === 'connected') {
+      this.#dequeue(connection);
+      connection.state = 'done';
+    }
+  }
+
+  #onMessage(connection: Connection, message: MemberMessage | undefined): void {
     if (connection.state === 'connected') {
-      const change = decodeJoin(raw);
-      if (change === undefined) {
+      if (message?.t !== 'join') {
         this.#drop(connection);
         return;
       }
-      connection.change = change;
-      connection.bytes = changeBytes(change);
+      connection.change = message.change;
+      connection.bytes = changeBytes(message.change);
       connection.state = 'queued';
+      // Joined as the turn ends: told `later` like everyone still queued.
+      if (this.#closing) {
+        connection.state = 'done';
+        void this.#finish(connection, { t: 'excluded', reason: 'later' });
+        return;
+      }
       this.#queue.push(connection);
       return;
     }
-    if (isWithdraw(raw)) {
+    if (message?.t === 'withdraw') {
       // Once taken, a member's change may be in a CAS: it stays, and is answered as usual.
       if (connection.state !== 'queued') return;
       this.#dequeue(connection);
@@ -178,14 +230,13 @@ export class GroupServer {
       void this.#finish(connection, { t: 'withdrawn' });
       return;
     }
-    const publication = recordedPublication(raw);
-    if (publication === undefined || connection.state === 'queued') {
+    if (message?.t !== 'recorded' || connection.state === 'queued') {
       this.#drop(connection);
       return;
     }
     // An ack after the verdict (the member was left out meanwhile) changes nothing.
     if (connection.state !== 'taken') return;
-    connection.recorded = publication;
+    connection.recorded = message.publication;
     wake(connection);
   }
 
@@ -193,7 +244,7 @@ export class GroupServer {
     this.logger.warn({}, 'group commit: dropped a member that sent a malformed message');
     this.#dequeue(connection);
     if (connection.state !== 'taken') connection.state = 'done';
-    connection.socket.destroy();
+    connection.link.destroy();
   }
 
   #dequeue(connection: Connection): void {
@@ -228,7 +279,7 @@ export class GroupServer {
 
   #member(connection: Connection): TakenMember {
     const send = (message: HolderMessage) =>
-      writeFrame(connection.socket, message).then(
+      connection.link.send(message).then(
         () => true,
         () => false,
       );
@@ -241,7 +292,7 @@ export class GroupServer {
       },
       abandon: () => {
         connection.state = 'done';
-        connection.socket.destroy();
+        connection.link.destroy();
       },
       get gone() {
         return connection.closed;
@@ -251,8 +302,8 @@ export class GroupServer {
   }
 
   async #finish(connection: Connection, message: HolderMessage): Promise<void> {
-    await writeFrame(connection.socket, message).catch(() => {});
-    connection.socket.end();
+    await connection.link.send(message).catch(() => {});
+    connection.link.end();
   }
 
   /**
@@ -261,6 +312,7 @@ export class GroupServer {
    * unexpectedly) learns from the store, exactly as if the holder had died.
    */
   async close(): Promise<void> {
+    this.#closing = true;
     if (serving.get(this.address) === this) serving.delete(this.address);
     const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
     await Promise.all(
@@ -270,7 +322,7 @@ export class GroupServer {
       }),
     );
     // Whatever was written is in the kernel already: the peer still reads it after this.
-    for (const connection of this.#connections) connection.socket.destroy();
+    for (const connection of this.#connections) connection.link.destroy();
     await closed;
   }
 }

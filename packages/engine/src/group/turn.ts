@@ -6,6 +6,7 @@
  * and only as contract §9 allows: `accepted` once the CAS is proven accepted, `unproven` when the
  * group's resolution is, `excluded` only when no CAS that carries its change can land.
  */
+import { setMaxListeners } from 'node:events';
 import type { FileStat } from '@slivingdoc/envelope';
 import { diffstat, sameEntries, type TreeEntries } from '@slivingdoc/merge';
 import {
@@ -166,6 +167,8 @@ async function unrecordedMembers(
 ): Promise<TakenMember[]> {
   if (placed.length === 0) return [];
   const giveUp = new AbortController();
+  // One listener per member waits on it (Node warns past 10 by default).
+  setMaxListeners(placed.length + 1, giveUp.signal);
   const stop = () => giveUp.abort();
   const cap = setTimeout(stop, wait.totalMs);
   let idle = setTimeout(stop, wait.idleMs);
