@@ -1,5 +1,6 @@
 import { checkpointKey, incrementKey } from '../keys';
 import { isUuidV7 } from '../uuid';
+import { fieldsKnownValid, markFieldsValid } from './memo';
 import {
   type CheckpointDescriptor,
   type IncrementDescriptor,
@@ -30,61 +31,86 @@ function checkPackFields(d: { sha256: string; size: bigint }, at: string): void 
   checkU64(d.size, `${at}.size`, 1n);
 }
 
+/** A JSON path, or what builds it when a message needs it. */
+type At = string | (() => string);
+const path = (at: At): string => (typeof at === 'string' ? at : at());
+
 /** Bookkeeping shared by every chain of one manifest: unique keys, ids and publication heads. */
 class Uniqueness {
   private readonly keys = new Set<string>();
   private readonly checkpointIds = new Set<string>();
   private readonly publicationHeads = new Map<string, string>();
 
-  key(key: string, at: string): void {
-    if (this.keys.has(key)) invalid(`${at}.key is used twice`);
+  key(key: string, at: At): void {
+    if (this.keys.has(key)) invalid(`${path(at)}.key is used twice`);
     this.keys.add(key);
   }
   checkpointId(id: string, at: string): void {
     if (this.checkpointIds.has(id)) invalid(`${at}.id is used twice`);
     this.checkpointIds.add(id);
   }
-  publication(publication: string, head: string, at: string): void {
+  publication(publication: string, head: string, at: At): void {
     const bound = this.publicationHeads.get(publication);
     if (bound !== undefined && bound !== head) {
-      invalid(`${at}.publication is bound to two different heads`);
+      invalid(`${path(at)}.publication is bound to two different heads`);
     }
     this.publicationHeads.set(publication, head);
   }
 }
 
+/**
+ * The rules on a checkpoint's own fields run once per unchanged descriptor (see `memo.ts`); the
+ * uniqueness rules, which relate it to the rest of the manifest, run every time.
+ */
 function checkCheckpoint(c: CheckpointDescriptor, at: string, seen: Uniqueness): void {
-  if (!isUuidV7(c.id)) invalid(`${at}.id is not a UUIDv7`);
-  if (!isUuidV7(c.publication)) invalid(`${at}.publication is not a UUIDv7`);
-  checkU64(c.throughGeneration, `${at}.throughGeneration`, 1n);
-  checkOid(c.head, `${at}.head`);
-  if (c.key !== checkpointKey(c.throughGeneration, c.id)) {
-    invalid(`${at}.key does not match packs/checkpoints/<throughGeneration>-<id>.pack`);
+  if (!fieldsKnownValid(c)) {
+    if (!isUuidV7(c.id)) invalid(`${at}.id is not a UUIDv7`);
+    if (!isUuidV7(c.publication)) invalid(`${at}.publication is not a UUIDv7`);
+    checkU64(c.throughGeneration, `${at}.throughGeneration`, 1n);
+    checkOid(c.head, `${at}.head`);
+    if (c.key !== checkpointKey(c.throughGeneration, c.id)) {
+      invalid(`${at}.key does not match packs/checkpoints/<throughGeneration>-<id>.pack`);
+    }
+    checkPackFields(c, at);
+    markFieldsValid(c);
   }
-  checkPackFields(c, at);
   seen.key(c.key, at);
   seen.checkpointId(c.id, at);
   seen.publication(c.publication, c.head, at);
 }
 
+/**
+ * Like {@link checkCheckpoint}: the rules on the increment's own fields once per unchanged
+ * descriptor, its place in the chain and the uniqueness rules every time, in the same order
+ * (so the first broken rule, and its message, are the same either way). `chainAt` and `index`
+ * make its JSON path, built only for a message.
+ */
 function checkIncrement(
   inc: IncrementDescriptor,
-  at: string,
+  chainAt: string,
+  index: number,
   expected: { generation: bigint; parent: string },
   seen: Uniqueness,
 ): void {
-  checkU64(inc.generation, `${at}.generation`, 1n);
+  const at = (): string => `${chainAt}increments[${index}]`;
+  const known = fieldsKnownValid(inc);
+  if (!known) checkU64(inc.generation, `${at()}.generation`, 1n);
   if (inc.generation !== expected.generation) {
-    invalid(`${at}.generation is not the next chain position`);
+    invalid(`${at()}.generation is not the next chain position`);
   }
-  if (!isUuidV7(inc.publication)) invalid(`${at}.publication is not a UUIDv7`);
-  checkOid(inc.parent, `${at}.parent`);
-  checkOid(inc.head, `${at}.head`);
-  if (inc.parent !== expected.parent) invalid(`${at}.parent is not the previous head`);
-  if (inc.key !== incrementKey(inc.generation, inc.publication)) {
-    invalid(`${at}.key does not match packs/increments/<generation>-<publication>.pack`);
+  if (!known) {
+    if (!isUuidV7(inc.publication)) invalid(`${at()}.publication is not a UUIDv7`);
+    checkOid(inc.parent, `${at()}.parent`);
+    checkOid(inc.head, `${at()}.head`);
   }
-  checkPackFields(inc, at);
+  if (inc.parent !== expected.parent) invalid(`${at()}.parent is not the previous head`);
+  if (!known) {
+    if (inc.key !== incrementKey(inc.generation, inc.publication)) {
+      invalid(`${at()}.key does not match packs/increments/<generation>-<publication>.pack`);
+    }
+    checkPackFields(inc, at());
+    markFieldsValid(inc);
+  }
   seen.key(inc.key, at);
   seen.publication(inc.publication, inc.head, at);
 }
@@ -100,7 +126,7 @@ function checkChain(
   let head = checkpoint.head;
   let position = checkpoint.throughGeneration;
   increments.forEach((inc, i) => {
-    checkIncrement(inc, `${at}increments[${i}]`, { generation: position + 1n, parent: head }, seen);
+    checkIncrement(inc, at, i, { generation: position + 1n, parent: head }, seen);
     head = inc.head;
     position = inc.generation;
   });
