@@ -114,7 +114,9 @@ const REPLACEMENTS: unknown[] = [
  * One change to a valid manifest, made the way a caller would (a changed copy of one descriptor
  * or chain, the untouched descriptors shared with `m`, so they keep their remembered text and
  * validation): a field of the top, of a checkpoint or of an increment set to a value of another
- * descriptor or to a broken one; an increment dropped, duplicated or swapped.
+ * descriptor or to a broken one; an increment dropped, duplicated or swapped; a retained
+ * chain's head or retirement changed; the retained chains reordered (the others stay shared);
+ * the generation lowered; a retained chain listed twice.
  */
 const arbChange = fc.record({
   chain: fc.nat(),
@@ -131,7 +133,18 @@ const arbChange = fc.record({
     'throughGeneration',
     'retiredAtGeneration',
   ),
-  kind: fc.constantFrom('foreign', 'broken', 'drop', 'duplicate', 'swap', 'checkpoint'),
+  kind: fc.constantFrom(
+    'foreign',
+    'broken',
+    'drop',
+    'duplicate',
+    'swap',
+    'checkpoint',
+    'chain',
+    'retained-order',
+    'generation-down',
+    'chain-twice',
+  ),
   pick: fc.nat(),
 });
 
@@ -155,7 +168,13 @@ function changed(m: Manifest, c: Change): Loose {
     c.kind === 'foreign'
       ? (foreign[c.field] ?? foreign.head)
       : REPLACEMENTS[c.pick % REPLACEMENTS.length];
-  if (c.kind === 'drop' && i >= 0) list.splice(i, 1);
+  if (c.kind === 'chain-twice' && top.retained.length > 0)
+    top.retained.unshift(top.retained.at(-1));
+  else if (c.kind === 'generation-down') top.generation = m.generation - BigInt(1 + (c.pick % 4));
+  else if (c.kind === 'retained-order' && top.retained.length > 1) top.retained.reverse();
+  else if (c.kind === 'chain' && ci > 0)
+    chain[c.field === 'head' ? 'head' : 'retiredAtGeneration'] = value;
+  else if (c.kind === 'drop' && i >= 0) list.splice(i, 1);
   else if (c.kind === 'duplicate' && i >= 0) list.splice(i, 0, list[i]!);
   else if (c.kind === 'swap' && list.length > 1) {
     const j = (i + 1) % list.length;
@@ -216,7 +235,8 @@ describe('manifest fast paths', () => {
     const decoded = decodeManifest(encodeManifest(next), m);
     expect(decoded).toEqual(next);
     expect(decoded.increments.slice(0, -1).every((inc, i) => inc === m.increments[i])).toBe(true);
-    expect(decoded.retained[0]!.increments[0]).toBe(m.retained[0]!.increments[0]);
+    expect(decoded.retained[0]).toBe(m.retained[0]);
+    expect(Object.isFrozen(decoded.retained[0]!.increments)).toBe(true);
     expect(decoded.increments.at(-1)).not.toBe(next.increments.at(-1));
     expect(Object.isFrozen(decoded.increments.at(-1))).toBe(true);
     expect(() => {

@@ -1,5 +1,5 @@
 import { checkpointKey, incrementKey } from '../keys';
-import { frozen } from './memo';
+import { frozen, frozenChain } from './memo';
 import type { IncrementDescriptor, Manifest } from './types';
 import { validateManifest } from './validate';
 
@@ -119,12 +119,12 @@ export function compactIncrements(
     }),
     increments: m.increments.slice(init.count),
     retained: [
-      {
+      frozenChain({
         retiredAtGeneration: generation,
         head: last.head,
         checkpoint: m.checkpoint,
         increments: compacted,
-      },
+      }),
       ...m.retained,
     ].slice(0, Math.max(0, init.retainedLimit)),
   };

@@ -1,5 +1,5 @@
 import { manifestText } from './encode';
-import { type Descriptor, frozen } from './memo';
+import { type Descriptor, frozen, frozenChain } from './memo';
 import type { CheckpointDescriptor, IncrementDescriptor, Manifest, RetainedChain } from './types';
 
 /**
@@ -12,8 +12,8 @@ import type { CheckpointDescriptor, IncrementDescriptor, Manifest, RetainedChain
  * `JSON.parse` cannot hold exactly, any invalid manifest — makes it return `undefined`, and the
  * strict decoder decides and reports as before.
  *
- * Descriptors equal to one of `previous` (matched by key) are `previous`'s own objects, whose
- * encoded text and field validation are remembered (`memo.ts`): the manifest a commit reads
+ * Descriptors and retained chains equal to one of `previous` (matched by key) are `previous`'s
+ * own objects, whose encoded text and validation are remembered (`memo.ts`): the manifest a commit reads
  * differs from the last one its process saw by an increment or two, so this costs one
  * `JSON.parse` and a pass over the chain instead of a strict parse and validation of every
  * entry.
@@ -25,7 +25,7 @@ export function decodeCanonical(text: string, previous?: Manifest): Manifest | u
   } catch {
     return undefined;
   }
-  const reuse = previous === undefined ? undefined : descriptorsByKey(previous);
+  const reuse = previous === undefined ? undefined : reusableOf(previous);
   const manifest = manifestOf(plain, reuse);
   if (manifest === undefined) return undefined;
   try {
@@ -37,17 +37,26 @@ export function decodeCanonical(text: string, previous?: Manifest): Manifest | u
 
 type Plain = Record<string, unknown>;
 
-const indexes = new WeakMap<Manifest, Map<string, Descriptor>>();
+/** What a decode may take over from the previous manifest: its descriptors and retained chains. */
+interface Reuse {
+  /** Every descriptor (active and retained) by key. */
+  descriptors: Map<string, Descriptor>;
+  /** Every retained chain by its checkpoint's key. */
+  chains: Map<string, RetainedChain>;
+}
 
-/** Every descriptor of `m` (active and retained) by key, computed once per manifest object. */
-function descriptorsByKey(m: Manifest): Map<string, Descriptor> {
+const indexes = new WeakMap<Manifest, Reuse>();
+
+/** `m`'s descriptors and chains by key, computed once per manifest object. */
+function reusableOf(m: Manifest): Reuse {
   let index = indexes.get(m);
   if (index !== undefined) return index;
-  index = new Map();
+  index = { descriptors: new Map(), chains: new Map() };
   for (const chain of [m, ...m.retained]) {
-    index.set(chain.checkpoint.key, chain.checkpoint);
-    for (const inc of chain.increments) index.set(inc.key, inc);
+    index.descriptors.set(chain.checkpoint.key, chain.checkpoint);
+    for (const inc of chain.increments) index.descriptors.set(inc.key, inc);
   }
+  for (const chain of m.retained) index.chains.set(chain.checkpoint.key, chain);
   indexes.set(m, index);
   return index;
 }
@@ -65,8 +74,8 @@ function strings(o: Plain, names: readonly string[]): boolean {
 }
 
 /** The equal descriptor of `reuse` with the same key, or else `candidate`, frozen. */
-function reused<T extends Descriptor>(candidate: T, reuse: Map<string, Descriptor> | undefined): T {
-  const known = reuse?.get(candidate.key) as Plain | undefined;
+function reused<T extends Descriptor>(candidate: T, reuse: Reuse | undefined): T {
+  const known = reuse?.descriptors.get(candidate.key) as Plain | undefined;
   if (known !== undefined && sameFields(known, candidate as unknown as Plain)) return known as T;
   return frozen(candidate);
 }
@@ -76,10 +85,7 @@ function sameFields(a: Plain, b: Plain): boolean {
   return Object.keys(a).length === names.length && names.every((name) => a[name] === b[name]);
 }
 
-function checkpointOf(
-  v: unknown,
-  reuse: Map<string, Descriptor> | undefined,
-): CheckpointDescriptor | undefined {
+function checkpointOf(v: unknown, reuse: Reuse | undefined): CheckpointDescriptor | undefined {
   if (!isObject(v) || !strings(v, ['id', 'publication', 'head', 'key', 'sha256'])) return undefined;
   const throughGeneration = u64(v.throughGeneration);
   const size = u64(v.size);
@@ -96,10 +102,7 @@ function checkpointOf(
   return reused(c, reuse);
 }
 
-function incrementsOf(
-  v: unknown,
-  reuse: Map<string, Descriptor> | undefined,
-): IncrementDescriptor[] | undefined {
+function incrementsOf(v: unknown, reuse: Reuse | undefined): IncrementDescriptor[] | undefined {
   if (!Array.isArray(v)) return undefined;
   const list: IncrementDescriptor[] = [];
   for (const item of v) {
@@ -122,20 +125,30 @@ function incrementsOf(
   return list;
 }
 
-function retainedOf(
-  v: unknown,
-  reuse: Map<string, Descriptor> | undefined,
-): RetainedChain | undefined {
+function retainedOf(v: unknown, reuse: Reuse | undefined): RetainedChain | undefined {
   if (!isObject(v) || typeof v.head !== 'string') return undefined;
   const retiredAtGeneration = u64(v.retiredAtGeneration);
   const checkpoint = checkpointOf(v.checkpoint, reuse);
   const increments = incrementsOf(v.increments, reuse);
   if (retiredAtGeneration === undefined || checkpoint === undefined || increments === undefined)
     return undefined;
-  return { retiredAtGeneration, head: v.head, checkpoint, increments };
+  const chain = { retiredAtGeneration, head: v.head, checkpoint, increments };
+  const known = reuse?.chains.get(checkpoint.key);
+  return known !== undefined && sameChain(known, chain) ? known : frozenChain(chain);
 }
 
-function manifestOf(v: unknown, reuse: Map<string, Descriptor> | undefined): Manifest | undefined {
+/** True when two retained chains have equal fields and the very same descriptors. */
+function sameChain(a: RetainedChain, b: RetainedChain): boolean {
+  return (
+    a.retiredAtGeneration === b.retiredAtGeneration &&
+    a.head === b.head &&
+    a.checkpoint === b.checkpoint &&
+    a.increments.length === b.increments.length &&
+    a.increments.every((inc, i) => inc === b.increments[i])
+  );
+}
+
+function manifestOf(v: unknown, reuse: Reuse | undefined): Manifest | undefined {
   if (!isObject(v) || v.version !== 1 || typeof v.head !== 'string') return undefined;
   const generation = u64(v.generation);
   const checkpoint = checkpointOf(v.checkpoint, reuse);

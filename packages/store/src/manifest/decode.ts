@@ -1,5 +1,5 @@
 import { decodeCanonical } from './canonical';
-import { frozen } from './memo';
+import { frozen, frozenChain } from './memo';
 import { type JsonNode, parseStrictJson } from './strict-json';
 import {
   type CheckpointDescriptor,
@@ -114,12 +114,12 @@ function increments(node: JsonNode, at: string): IncrementDescriptor[] {
 
 function retained(node: JsonNode, at: string): RetainedChain {
   const f = fieldsOf(node, RETAINED_FIELDS, at);
-  return {
+  return frozenChain({
     retiredAtGeneration: u64(f.get('retiredAtGeneration')!, path(at, 'retiredAtGeneration')),
     head: str(f.get('head')!, path(at, 'head')),
     checkpoint: checkpoint(f.get('checkpoint')!, path(at, 'checkpoint')),
     increments: increments(f.get('increments')!, path(at, 'increments')),
-  };
+  });
 }
 
 /**

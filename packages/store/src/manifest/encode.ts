@@ -1,5 +1,5 @@
-import { memoJson } from './memo';
-import type { CheckpointDescriptor, IncrementDescriptor, Manifest } from './types';
+import { memoChainJson, memoJson } from './memo';
+import type { CheckpointDescriptor, IncrementDescriptor, Manifest, RetainedChain } from './types';
 import { validateManifest } from './validate';
 
 // Strings in a valid manifest are hex, UUIDs and keys; JSON.stringify escapes them the way
@@ -12,21 +12,21 @@ const checkpointText = (c: CheckpointDescriptor): string =>
 const incrementText = (i: IncrementDescriptor): string =>
   `{"generation":${i.generation},"publication":${s(i.publication)},"parent":${s(i.parent)},"head":${s(i.head)},"key":${s(i.key)},"sha256":${s(i.sha256)},"size":${i.size}}`;
 
-// A descriptor's text is computed once while it stays unchanged (memo.ts): a commit re-encodes
-// every retained and active descriptor, and all but its own are the same objects as before.
+// A descriptor's or retained chain's text is computed once per immutable object (memo.ts): a
+// commit re-encodes every retained and active descriptor, all but its own the same as before.
 const checkpointJson = (c: CheckpointDescriptor): string => memoJson(c, checkpointText);
 
 function incrementsJson(list: IncrementDescriptor[]): string {
   return `[${list.map((i) => memoJson(i, incrementText)).join(',')}]`;
 }
 
+const retainedText = (r: RetainedChain): string =>
+  `{"retiredAtGeneration":${r.retiredAtGeneration},"head":${s(r.head)},"checkpoint":${checkpointJson(r.checkpoint)},"increments":${incrementsJson(r.increments)}}`;
+
 /** {@link encodeManifest}'s text, before UTF-8 encoding (validated first the same way). */
 export function manifestText(m: Manifest): string {
   validateManifest(m);
-  const retained = m.retained.map(
-    (r) =>
-      `{"retiredAtGeneration":${r.retiredAtGeneration},"head":${s(r.head)},"checkpoint":${checkpointJson(r.checkpoint)},"increments":${incrementsJson(r.increments)}}`,
-  );
+  const retained = m.retained.map((r) => memoChainJson(r, retainedText));
   return `{"version":${m.version},"generation":${m.generation},"head":${s(m.head)},"checkpoint":${checkpointJson(m.checkpoint)},"increments":${incrementsJson(m.increments)},"retained":[${retained.join(',')}]}`;
 }
 

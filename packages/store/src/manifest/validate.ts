@@ -1,11 +1,12 @@
 import { checkpointKey, incrementKey } from '../keys';
 import { isUuidV7 } from '../uuid';
-import { fieldsKnownValid, markFieldsValid } from './memo';
+import { chainKnownValid, fieldsKnownValid, markChainValid, markFieldsValid } from './memo';
 import {
   type CheckpointDescriptor,
   type IncrementDescriptor,
   type Manifest,
   ManifestError,
+  type RetainedChain,
 } from './types';
 
 const U64_MAX = (1n << 64n) - 1n;
@@ -157,13 +158,8 @@ export function validateManifest(m: Manifest): void {
   let previousRetirement: bigint | undefined;
   m.retained.forEach((r, i) => {
     const at = `retained[${i}]`;
-    checkU64(r.retiredAtGeneration, `${at}.retiredAtGeneration`, 1n);
-    checkOid(r.head, `${at}.head`);
-    const chain = checkChain(r.checkpoint, r.increments, `${at}.`, seen);
-    if (r.head !== chain.head) invalid(`${at}.head is not the last head of its chain`);
-    if (r.retiredAtGeneration <= chain.position) {
-      invalid(`${at}.retiredAtGeneration is not above its last chain position`);
-    }
+    if (chainKnownValid(r)) rememberChain(r, `${at}.`, seen);
+    else checkRetainedChain(r, at, seen);
     if (r.retiredAtGeneration > m.generation) {
       invalid(`${at}.retiredAtGeneration is above generation`);
     }
@@ -171,5 +167,33 @@ export function validateManifest(m: Manifest): void {
       invalid(`${at}.retiredAtGeneration does not strictly decrease`);
     }
     previousRetirement = r.retiredAtGeneration;
+  });
+}
+
+/** Every rule within one retained chain, with the uniqueness of its keys, ids and publications. */
+function checkRetainedChain(r: RetainedChain, at: string, seen: Uniqueness): void {
+  checkU64(r.retiredAtGeneration, `${at}.retiredAtGeneration`, 1n);
+  checkOid(r.head, `${at}.head`);
+  const chain = checkChain(r.checkpoint, r.increments, `${at}.`, seen);
+  if (r.head !== chain.head) invalid(`${at}.head is not the last head of its chain`);
+  if (r.retiredAtGeneration <= chain.position) {
+    invalid(`${at}.retiredAtGeneration is not above its last chain position`);
+  }
+  markChainValid(r);
+}
+
+/**
+ * A retained chain whose own rules are known to hold ({@link chainKnownValid}): only the
+ * uniqueness rules, which relate it to the rest of the manifest, in {@link checkChain}'s order.
+ */
+function rememberChain(r: RetainedChain, chainAt: string, seen: Uniqueness): void {
+  const c = r.checkpoint;
+  seen.key(c.key, `${chainAt}checkpoint`);
+  seen.checkpointId(c.id, `${chainAt}checkpoint`);
+  seen.publication(c.publication, c.head, `${chainAt}checkpoint`);
+  r.increments.forEach((inc, index) => {
+    const at = (): string => `${chainAt}increments[${index}]`;
+    seen.key(inc.key, at);
+    seen.publication(inc.publication, inc.head, at);
   });
 }
