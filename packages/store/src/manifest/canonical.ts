@@ -13,9 +13,9 @@ import type { CheckpointDescriptor, IncrementDescriptor, Manifest, RetainedChain
  * strict decoder decides and reports as before.
  *
  * Descriptors and retained chains equal to one of `previous` (matched by key) are `previous`'s
- * own objects, whose encoded text and validation are remembered (`memo.ts`): the manifest a commit reads
- * differs from the last one its process saw by an increment or two, so this costs one
- * `JSON.parse` and a pass over the chain instead of a strict parse and validation of every
+ * own objects, whose encoded text and validation are remembered (`memo.ts`): the manifest a
+ * commit reads differs from the last one its process saw by an increment or two, so this costs
+ * one `JSON.parse` and a pass over the chain instead of a strict parse and validation of every
  * entry.
  */
 export function decodeCanonical(text: string, previous?: Manifest): Manifest | undefined {

@@ -60,7 +60,7 @@ class Uniqueness {
 }
 
 /**
- * The rules on a checkpoint's own fields run once per unchanged descriptor (see `memo.ts`); the
+ * The rules on a checkpoint's own fields run once per frozen descriptor (see `memo.ts`); the
  * uniqueness rules, which relate it to the rest of the manifest, run every time.
  */
 function checkCheckpoint(c: CheckpointDescriptor, at: string, seen: Uniqueness): void {
@@ -81,7 +81,7 @@ function checkCheckpoint(c: CheckpointDescriptor, at: string, seen: Uniqueness):
 }
 
 /**
- * Like {@link checkCheckpoint}: the rules on the increment's own fields once per unchanged
+ * Like {@link checkCheckpoint}: the rules on the increment's own fields once per frozen
  * descriptor, its place in the chain and the uniqueness rules every time, in the same order
  * (so the first broken rule, and its message, are the same either way). `chainAt` and `index`
  * make its JSON path, built only for a message.
