@@ -89,6 +89,13 @@ export interface LongRunWindow {
   p99: number;
   /** The measured server's resident set size at the window's end; null when not measurable. */
   rssBytes: number | null;
+  /**
+   * The measured server's CPU time (user + system, from `/proc`) over the window divided by its
+   * commits, background work (consolidation, checkpoints, foreign imports) included: unlike the
+   * latency, hardly moved by other processes on a loaded machine. Null when not measurable;
+   * absent in reports from before it was measured.
+   */
+  cpuMsPerCommit?: number | null;
   /** Files and bytes of its private root (P) at the window's end. */
   privateFiles: number;
   privateBytes: number;

@@ -454,7 +454,7 @@ async function runStore(
           },
           onWindow: (w) =>
             progress(
-              `  commits ${w.from}-${w.to}: p50 ${w.p50.toFixed(1)} ms, p99 ${w.p99.toFixed(1)} ms, RSS ${w.rssBytes === null ? '?' : (w.rssBytes / 2 ** 20).toFixed(0)} MiB, P ${w.privateFiles} files ${(w.privateBytes / 1024).toFixed(0)} KiB`,
+              `  commits ${w.from}-${w.to}: p50 ${w.p50.toFixed(1)} ms, p99 ${w.p99.toFixed(1)} ms, RSS ${w.rssBytes === null ? '?' : (w.rssBytes / 2 ** 20).toFixed(0)} MiB, CPU ${w.cpuMsPerCommit == null ? '?' : w.cpuMsPerCommit.toFixed(1)} ms/commit, P ${w.privateFiles} files ${(w.privateBytes / 1024).toFixed(0)} KiB`,
             ),
         });
         acc.longRun = [...(acc.longRun ?? []), result];

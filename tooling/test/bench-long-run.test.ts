@@ -63,6 +63,7 @@ describe('bench long run', { timeout: 180_000 }, () => {
       expect(w.p50).toBeGreaterThan(0);
       expect(w.p99).toBeGreaterThanOrEqual(w.p50);
       expect(w.rssBytes).toBeGreaterThan(0);
+      expect(w.cpuMsPerCommit).toBeGreaterThan(0);
       expect(w.privateFiles).toBeGreaterThan(0);
     }
     expect(result.freshPull.atEndMs).toBeGreaterThan(0);

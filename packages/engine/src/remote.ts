@@ -60,7 +60,8 @@ export async function readCurrent(store: ObjectStore): Promise<Current | undefin
   const last = lastDecoded.get(store);
   if (last !== undefined && Buffer.compare(last.body, object.body) === 0)
     return { manifest: last.manifest, etag: object.etag };
-  const manifest = decodeManifest(object.body);
+  // Descriptors shared with the last manifest are reused, not decoded and validated again.
+  const manifest = decodeManifest(object.body, last?.manifest);
   lastDecoded.set(store, { body: object.body, manifest });
   return { manifest, etag: object.etag };
 }

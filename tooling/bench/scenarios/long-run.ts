@@ -1,7 +1,8 @@
 // Issue 27's "long run": one real `slivingdoc serve` (stdio, MCP SDK client) commits in a row,
 // each commit appending a line to one of 50 files; a second server commits to the same store
 // every 10th round, so commits also import foreign increments. Per window of commits: commit
-// latency, the first server's resident memory, and the files and bytes of its private state P.
+// latency, the first server's resident memory and CPU time per commit, and the files and bytes
+// of its private state P.
 // A fresh directory's cold pull is timed after the first and after the last window.
 import { appendFile, readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -62,6 +63,7 @@ export async function runLongRun(opts: LongRunOptions): Promise<LongRunResult> {
   const windows: LongRunWindow[] = [];
   let pullAfterFirst: number | undefined;
   let latencies: number[] = [];
+  let cpuAtStart = await measured.cpuMs?.();
   for (let round = 0; round < opts.commits; round += 1) {
     await appendFile(join(measured.dir, `f${round % FILES}.md`), `line ${round}\n`);
     latencies.push(mustBeOk(await measured.commit(`long run ${round}`), 'long-run commit').ms);
@@ -72,18 +74,24 @@ export async function runLongRun(opts: LongRunOptions): Promise<LongRunResult> {
     if ((round + 1) % opts.window !== 0 && round + 1 !== opts.commits) continue;
     const sorted = [...latencies].sort((a, b) => a - b);
     const p = await filesAndBytes(opts.privateRoot);
+    const cpuNow = await measured.cpuMs?.();
     const window: LongRunWindow = {
       from: round + 2 - latencies.length,
       to: round + 1,
       p50: percentile(sorted, 50),
       p99: percentile(sorted, 99),
       rssBytes: (await measured.rssBytes?.()) ?? null,
+      cpuMsPerCommit:
+        cpuNow === undefined || cpuAtStart === undefined
+          ? null
+          : (cpuNow - cpuAtStart) / latencies.length,
       privateFiles: p.files,
       privateBytes: p.bytes,
     };
     windows.push(window);
     opts.onWindow?.(window);
     latencies = [];
+    cpuAtStart = cpuNow;
     if (windows.length === 1) pullAfterFirst = await freshPullMs(opts.freshWriter);
   }
   const pullAtEnd = await freshPullMs(opts.freshWriter);

@@ -14,6 +14,8 @@ export interface Writer {
   commit(message: string): Promise<Outcome>;
   /** The writer's server process's resident set size (bytes); absent when not measurable. */
   rssBytes?(): Promise<number | undefined>;
+  /** The writer's server process's CPU time so far (user + system, ms); absent when not measurable. */
+  cpuMs?(): Promise<number | undefined>;
   close(): Promise<void>;
 }
 

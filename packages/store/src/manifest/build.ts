@@ -1,4 +1,5 @@
 import { checkpointKey, incrementKey } from '../keys';
+import { frozen, frozenChain } from './memo';
 import type { IncrementDescriptor, Manifest } from './types';
 import { validateManifest } from './validate';
 
@@ -38,7 +39,7 @@ export function firstManifest(
     version: 1,
     generation: 1n,
     head: init.head,
-    checkpoint: {
+    checkpoint: frozen({
       id: init.checkpointId,
       publication: init.publication,
       throughGeneration: 1n,
@@ -46,7 +47,7 @@ export function firstManifest(
       key: checkpointKey(1n, init.checkpointId),
       sha256: init.sha256,
       size: init.size,
-    },
+    }),
     increments: [],
     retained: [],
   };
@@ -63,7 +64,7 @@ export function appendIncrement(
   init: UploadedPack & { publication: string },
 ): Manifest {
   const generation = lastChainPosition(m) + 1n;
-  const increment: IncrementDescriptor = {
+  const increment: IncrementDescriptor = frozen({
     generation,
     publication: init.publication,
     parent: m.head,
@@ -71,7 +72,7 @@ export function appendIncrement(
     key: incrementKey(generation, init.publication),
     sha256: init.sha256,
     size: init.size,
-  };
+  });
   const next: Manifest = {
     ...m,
     generation: m.generation + 1n,
@@ -107,7 +108,7 @@ export function compactIncrements(
     version: 1,
     generation,
     head: m.head,
-    checkpoint: {
+    checkpoint: frozen({
       id: init.checkpointId,
       publication: last.publication,
       throughGeneration: last.generation,
@@ -115,15 +116,15 @@ export function compactIncrements(
       key: checkpointKey(last.generation, init.checkpointId),
       sha256: init.sha256,
       size: init.size,
-    },
+    }),
     increments: m.increments.slice(init.count),
     retained: [
-      {
+      frozenChain({
         retiredAtGeneration: generation,
         head: last.head,
         checkpoint: m.checkpoint,
         increments: compacted,
-      },
+      }),
       ...m.retained,
     ].slice(0, Math.max(0, init.retainedLimit)),
   };

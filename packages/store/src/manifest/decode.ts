@@ -1,3 +1,5 @@
+import { decodeCanonical } from './canonical';
+import { frozen, frozenChain } from './memo';
 import { type JsonNode, parseStrictJson } from './strict-json';
 import {
   type CheckpointDescriptor,
@@ -82,7 +84,7 @@ const MANIFEST_FIELDS = [
 
 function checkpoint(node: JsonNode, at: string): CheckpointDescriptor {
   const f = fieldsOf(node, CHECKPOINT_FIELDS, at);
-  return {
+  return frozen({
     id: str(f.get('id')!, path(at, 'id')),
     publication: str(f.get('publication')!, path(at, 'publication')),
     throughGeneration: u64(f.get('throughGeneration')!, path(at, 'throughGeneration')),
@@ -90,12 +92,12 @@ function checkpoint(node: JsonNode, at: string): CheckpointDescriptor {
     key: str(f.get('key')!, path(at, 'key')),
     sha256: str(f.get('sha256')!, path(at, 'sha256')),
     size: u64(f.get('size')!, path(at, 'size')),
-  };
+  });
 }
 
 function increment(node: JsonNode, at: string): IncrementDescriptor {
   const f = fieldsOf(node, INCREMENT_FIELDS, at);
-  return {
+  return frozen({
     generation: u64(f.get('generation')!, path(at, 'generation')),
     publication: str(f.get('publication')!, path(at, 'publication')),
     parent: str(f.get('parent')!, path(at, 'parent')),
@@ -103,7 +105,7 @@ function increment(node: JsonNode, at: string): IncrementDescriptor {
     key: str(f.get('key')!, path(at, 'key')),
     sha256: str(f.get('sha256')!, path(at, 'sha256')),
     size: u64(f.get('size')!, path(at, 'size')),
-  };
+  });
 }
 
 function increments(node: JsonNode, at: string): IncrementDescriptor[] {
@@ -112,12 +114,12 @@ function increments(node: JsonNode, at: string): IncrementDescriptor[] {
 
 function retained(node: JsonNode, at: string): RetainedChain {
   const f = fieldsOf(node, RETAINED_FIELDS, at);
-  return {
+  return frozenChain({
     retiredAtGeneration: u64(f.get('retiredAtGeneration')!, path(at, 'retiredAtGeneration')),
     head: str(f.get('head')!, path(at, 'head')),
     checkpoint: checkpoint(f.get('checkpoint')!, path(at, 'checkpoint')),
     increments: increments(f.get('increments')!, path(at, 'increments')),
-  };
+  });
 }
 
 /**
@@ -126,14 +128,27 @@ function retained(node: JsonNode, at: string): RetainedChain {
  * wrong-typed field, or any broken validation rule throws `ManifestError` with reason
  * `INVALID_MANIFEST`; a `version` other than 1 — checked before anything else about the
  * fields — throws `UNSUPPORTED_MANIFEST`. Every generation and size is an exact `bigint`.
+ *
+ * Text exactly as `encodeManifest` writes it takes a faster path with the same result
+ * (`canonical.ts`); pass the manifest last decoded or written for the same store as `previous`
+ * and the descriptors the two share are not built and validated again. The returned manifest
+ * may share descriptor objects with `previous`; neither is to be changed in place.
  */
-export function decodeManifest(bytes: Uint8Array): Manifest {
+export function decodeManifest(bytes: Uint8Array, previous?: Manifest): Manifest {
   let text: string;
   try {
     text = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(bytes);
   } catch {
     invalid('manifest is not valid UTF-8');
   }
+  return decodeCanonical(text, previous) ?? decodeStrict(text);
+}
+
+/**
+ * The strict decoder alone (what {@link decodeManifest} does with text it cannot take the fast
+ * path for). Not part of the package's API: the tests compare the two paths with it.
+ */
+export function decodeStrict(text: string): Manifest {
   const root = parseStrictJson(text);
   if (root.type !== 'object') invalid('manifest is not an object');
   const version = root.members.find(([name]) => name === 'version')?.[1];
