@@ -414,9 +414,9 @@ describe('serve --listen: one object database for every session (docs/engine.md)
     // A stdio server of the same private root: this directory's objects in its own P.
     const stdio = await McpServerProcess.start(args, env);
     stdios.push(stdio);
-    const pulled = await stdio.call('notes_pull', { path: 'alice' });
+    const pulled = await stdio.call('notes_pull', { path: dir });
     expect(pulled.isError, pulled.text).toBe(false);
-    await commitLine(stdio.call.bind(stdio), 'stdio line 1', 'alice');
+    await commitLine(stdio.call.bind(stdio), 'stdio line 1', dir);
     await stdio.close();
     stdios.splice(stdios.indexOf(stdio), 1);
 
@@ -437,8 +437,10 @@ describe('serve --listen: one object database for every session (docs/engine.md)
   }, async () => {
     const env = sandbox();
     const tokens = [addToken(env, 'alice'), addToken(env, 'bob')];
-    const first = await startHub(env);
-    const second = await startHub(env);
+    // One workspace root, so one private root (a hub without one has a session directory each).
+    const args = ['--workspace-root', mkdtempSync(join(env.HOME!, 'ws-'))];
+    const first = await startHub(env, args);
+    const second = await startHub(env, args);
     const [a, b] = [await first.connect(tokens[0]!), await second.connect(tokens[1]!)];
     expect((await a.call('notes_pull', {})).isError).toBe(false);
     expect((await b.call('notes_pull', {})).isError).toBe(false);
