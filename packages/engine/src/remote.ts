@@ -171,7 +171,10 @@ async function fetchPack(ctx: DirContext, descriptor: PackDescriptor): Promise<U
   await mkdir(packCacheDir, { recursive: true, mode: 0o700 });
   await writeFile(temp, bytes, { mode: 0o600 });
   await rename(temp, path);
-  await trimPackCache(packCacheDir).catch(() => undefined);
+  // Another download into this cache in flight (a shared database) may be between its temp
+  // file and its rename: temp files are then left for a later trim.
+  const alone = ctx.objects.downloads.size <= 1;
+  await trimPackCache(packCacheDir, { temps: alone }).catch(() => undefined);
   return bytes;
 }
 
@@ -184,17 +187,22 @@ async function fetchPack(ctx: DirContext, descriptor: PackDescriptor): Promise<U
 export const PACK_CACHE_KEPT = 4;
 
 /**
- * Removes all but the {@link PACK_CACHE_KEPT} most recently written packs, and temp files a
- * killed download left. Runs while the call holds its database (the cache's only writers);
- * a download of the same pack in flight is shared, so no other call writes that file.
+ * Removes all but the {@link PACK_CACHE_KEPT} most recently written packs, and (unless `temps`
+ * is false: another download may be writing one) temp files a killed download left. Runs while
+ * the call holds its database (the cache's only writers); a download of the same pack in
+ * flight is shared, so no two calls write one file.
  */
-export async function trimPackCache(dir: string): Promise<void> {
+export async function trimPackCache(
+  dir: string,
+  opts: { temps: boolean } = { temps: true },
+): Promise<void> {
   const names = await readdir(dir);
   const packs: { path: string; mtimeMs: number }[] = [];
   for (const name of names) {
     const path = join(dir, name);
-    if (name.endsWith('.tmp')) await rm(path, { force: true });
-    else if (name.endsWith('.pack')) packs.push({ path, mtimeMs: (await stat(path)).mtimeMs });
+    if (name.endsWith('.tmp')) {
+      if (opts.temps) await rm(path, { force: true });
+    } else if (name.endsWith('.pack')) packs.push({ path, mtimeMs: (await stat(path)).mtimeMs });
   }
   packs.sort((a, b) => b.mtimeMs - a.mtimeMs);
   for (const old of packs.slice(PACK_CACHE_KEPT)) await rm(old.path, { force: true });
