@@ -432,6 +432,57 @@ describe('serve --listen: one object database for every session (docs/engine.md)
     expect(readFileSync(join(reader, 'alice.md'), 'utf8')).toBe(text);
   });
 
+  it('a hub killed at each step of consolidating the shared database: the next hub repairs, no line lost', {
+    timeout: 300_000,
+  }, async () => {
+    for (const step of [
+      'consolidation-after-pack-written',
+      'consolidation-after-indexes-removed',
+      'consolidation-after-files-removed',
+    ]) {
+      const env = { ...sandbox(), SLIVINGDOC_TEST_CONSOLIDATE: 'always' };
+      const root = mkdtempSync(join(env.HOME!, 'ws-'));
+      const names = ['a', 'b', 'c'];
+      const tokens = names.map((name) => addToken(env, name));
+      const args = ['--workspace-root', root];
+      const acknowledged: string[] = [];
+      const commitLine = async (session: HttpSession, name: string, line: string) => {
+        const file = join(session.notebookDir, `${name}.md`);
+        writeFileSync(file, `${existsSync(file) ? readFileSync(file, 'utf8') : ''}${line}\n`);
+        const result = await session.call('notes_commit', { message: line }).catch(() => undefined);
+        if (result !== undefined && !result.isError) acknowledged.push(line);
+        return result;
+      };
+      // Every session's directory holds objects in the shared database.
+      let hub = await startHub(env, args);
+      for (const [index, name] of names.entries()) {
+        const session = await hub.connect(tokens[index]!);
+        expect((await session.call('notes_pull', {})).isError).toBe(false);
+        await commitLine(session, name, `${name} before`);
+      }
+      expect(await hub.stop('SIGTERM')).toBe(0);
+      // The next hub dies in its first consolidation, after a's commit.
+      hub = await startHub({ ...env, SLIVINGDOC_FAILPOINTS: `${step}=kill` }, args);
+      const a = await hub.connect(tokens[0]!);
+      await commitLine(a, 'a', `a during ${step}`);
+      expect(await hub.exited).not.toBe(0);
+      hub = await startHub(env, args);
+      for (const [index, name] of names.entries()) {
+        const session = await hub.connect(tokens[index]!);
+        const pulled = await session.call('notes_pull', {});
+        expect(pulled.isError, pulled.text).toBe(false);
+        const result = await commitLine(session, name, `${name} after ${step}`);
+        expect(result?.isError, result?.text).toBe(false);
+      }
+      const reader = join(env.HOME!, 'reader');
+      mkdirSync(reader);
+      expect(runBin(['pull', reader], env).status).toBe(0);
+      const text = names.map((name) => readFileSync(join(reader, `${name}.md`), 'utf8')).join('');
+      for (const line of acknowledged) expect(text).toContain(`${line}\n`);
+      await hub.stop('SIGTERM');
+    }
+  });
+
   it('a second hub on the same private root cannot claim the database and still serves', {
     timeout: 120_000,
   }, async () => {
