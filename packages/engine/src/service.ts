@@ -55,7 +55,12 @@ import {
   publicationDetail,
   stateAtIncrement,
 } from './inspect';
-import { claimSharedObjects, directoryObjects, type SharedObjectsClaim } from './objects';
+import {
+  claimSharedObjects,
+  directoryObjects,
+  type NotebookObjects,
+  type SharedObjectsClaim,
+} from './objects';
 import { type ProgressListener, withProgress } from './progress';
 import { pullLocked } from './pull';
 import { holdsHead, readCurrent } from './remote';
@@ -452,6 +457,8 @@ export async function createNotebookService(config: EngineConfig): Promise<Noteb
   function scheduleMaintenance(ctx: DirContext): void {
     const { objects } = ctx;
     if (objects.upkeep.scheduled) return;
+    // Nothing due: no reason to stop the calls of every directory using the database.
+    if (!cfg.consolidateAlways && !dueOrUnknown(objects)) return;
     objects.upkeep.scheduled = true;
     const run = (async () => {
       const releaseDir = objects.shared
@@ -477,6 +484,15 @@ export async function createNotebookService(config: EngineConfig): Promise<Noteb
         background.delete(run);
       });
     background.add(run);
+  }
+
+  /** Whether the database's thresholds are crossed (a listing that fails: let it try). */
+  function dueOrUnknown(objects: NotebookObjects): boolean {
+    try {
+      return objects.db.consolidationDue();
+    } catch {
+      return true;
+    }
   }
 
   /**

@@ -98,6 +98,12 @@ export interface ObjectDb {
    */
   consolidate(opts: ConsolidationOptions): Promise<ConsolidationReport | undefined>;
   /**
+   * Cheap (one listing of the pack directory; the loose objects are counted once per process):
+   * true when the thresholds say {@link ObjectDb.consolidate} would do something now. Lets a
+   * caller that must stop other users of the database first skip that when nothing is due.
+   */
+  consolidationDue(): boolean;
+  /**
    * Removes leftovers of an interrupted install or consolidation (temp files, a pack without
    * its index). Under the same lock as {@link ObjectDb.consolidate}; returns the files removed.
    */
@@ -323,9 +329,13 @@ export class GitObjectDb implements ObjectDb {
     return measure(this.#dir);
   }
 
-  async consolidate(opts: ConsolidationOptions): Promise<ConsolidationReport | undefined> {
+  consolidationDue(): boolean {
     this.#looseObjects ??= countLoose(this.#dir);
-    if (opts.full !== true && !needsConsolidation(this.#dir, this.#looseObjects)) return undefined;
+    return needsConsolidation(this.#dir, this.#looseObjects);
+  }
+
+  async consolidate(opts: ConsolidationOptions): Promise<ConsolidationReport | undefined> {
+    if (opts.full !== true && !this.consolidationDue()) return undefined;
     const started = performance.now();
     const before = measure(this.#dir);
     const done = await consolidate(this.#dir, (oid) => this.readObject(oid), opts);
