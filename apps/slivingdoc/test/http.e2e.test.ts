@@ -440,7 +440,7 @@ describe('serve --listen: one object database for every session (docs/engine.md)
       'consolidation-after-indexes-removed',
       'consolidation-after-files-removed',
     ]) {
-      const env = { ...sandbox(), SLIVINGDOC_TEST_CONSOLIDATE: 'always' };
+      const env: NodeJS.ProcessEnv = { ...sandbox(), SLIVINGDOC_TEST_CONSOLIDATE: 'always' };
       const root = mkdtempSync(join(env.HOME!, 'ws-'));
       const names = ['a', 'b', 'c'];
       const tokens = names.map((name) => addToken(env, name));
