@@ -382,6 +382,133 @@ describe('serve --listen: a hub killed mid-burst', () => {
   });
 });
 
+describe('serve --listen: one object database for every session (docs/engine.md)', () => {
+  const NOT_SHARED =
+    'the object database is not shared: another process holds it; each directory keeps its own';
+
+  it('a directory served by the hub, then by a stdio server, then by the hub again: every call OK, no line lost', {
+    timeout: 120_000,
+  }, async () => {
+    const env = sandbox();
+    const root = mkdtempSync(join(env.HOME!, 'ws-'));
+    const token = addToken(env, 'alice');
+    const args = ['--workspace-root', root];
+    const dir = join(root, 'alice');
+    const lines: string[] = [];
+    const commitLine = async (call: HttpSession['call'], line: string, path?: string) => {
+      const file = join(dir, 'alice.md');
+      writeFileSync(file, `${existsSync(file) ? readFileSync(file, 'utf8') : ''}${line}\n`);
+      const result = await call('notes_commit', { message: line, ...(path ? { path } : {}) });
+      expect(result.isError, result.text).toBe(false);
+      lines.push(line);
+    };
+
+    let hub = await startHub(env, args);
+    let session = await hub.connect(token);
+    expect(session.notebookDir).toBe(dir);
+    expect((await session.call('notes_pull', {})).isError).toBe(false);
+    await commitLine(session.call.bind(session), 'hub line 1');
+    expect(hub.logged(NOT_SHARED)).toHaveLength(0);
+    expect(await hub.stop('SIGTERM')).toBe(0);
+
+    // A stdio server of the same private root: this directory's objects in its own P.
+    const stdio = await McpServerProcess.start(args, env);
+    stdios.push(stdio);
+    const pulled = await stdio.call('notes_pull', { path: dir });
+    expect(pulled.isError, pulled.text).toBe(false);
+    await commitLine(stdio.call.bind(stdio), 'stdio line 1', dir);
+    await stdio.close();
+    stdios.splice(stdios.indexOf(stdio), 1);
+
+    hub = await startHub(env, args);
+    session = await hub.connect(token);
+    await commitLine(session.call.bind(session), 'hub line 2');
+    expect((await session.call('notes_pull', {})).isError).toBe(false);
+    const text = readFileSync(join(dir, 'alice.md'), 'utf8');
+    for (const line of lines) expect(text).toContain(`${line}\n`);
+    const reader = join(env.HOME!, 'reader');
+    mkdirSync(reader);
+    expect(runBin(['pull', reader], env).status).toBe(0);
+    expect(readFileSync(join(reader, 'alice.md'), 'utf8')).toBe(text);
+  });
+
+  it('a hub killed at each step of consolidating the shared database: the next hub repairs, no line lost', {
+    timeout: 300_000,
+  }, async () => {
+    for (const step of [
+      'consolidation-after-pack-written',
+      'consolidation-after-indexes-removed',
+      'consolidation-after-files-removed',
+    ]) {
+      const env: NodeJS.ProcessEnv = { ...sandbox(), SLIVINGDOC_TEST_CONSOLIDATE: 'always' };
+      const root = mkdtempSync(join(env.HOME!, 'ws-'));
+      const names = ['a', 'b', 'c'];
+      const tokens = names.map((name) => addToken(env, name));
+      const args = ['--workspace-root', root];
+      const acknowledged: string[] = [];
+      const commitLine = async (session: HttpSession, name: string, line: string) => {
+        const file = join(session.notebookDir, `${name}.md`);
+        writeFileSync(file, `${existsSync(file) ? readFileSync(file, 'utf8') : ''}${line}\n`);
+        const result = await session.call('notes_commit', { message: line }).catch(() => undefined);
+        if (result !== undefined && !result.isError) acknowledged.push(line);
+        return result;
+      };
+      // Every session's directory holds objects in the shared database.
+      let hub = await startHub(env, args);
+      for (const [index, name] of names.entries()) {
+        const session = await hub.connect(tokens[index]!);
+        expect((await session.call('notes_pull', {})).isError).toBe(false);
+        await commitLine(session, name, `${name} before`);
+      }
+      expect(await hub.stop('SIGTERM')).toBe(0);
+      // The next hub dies in its first consolidation, after a's commit.
+      hub = await startHub({ ...env, SLIVINGDOC_FAILPOINTS: `${step}=kill` }, args);
+      const a = await hub.connect(tokens[0]!);
+      await commitLine(a, 'a', `a during ${step}`);
+      expect(await hub.exited).not.toBe(0);
+      hub = await startHub(env, args);
+      for (const [index, name] of names.entries()) {
+        const session = await hub.connect(tokens[index]!);
+        const pulled = await session.call('notes_pull', {});
+        expect(pulled.isError, pulled.text).toBe(false);
+        const result = await commitLine(session, name, `${name} after ${step}`);
+        expect(result?.isError, result?.text).toBe(false);
+      }
+      const reader = join(env.HOME!, 'reader');
+      mkdirSync(reader);
+      expect(runBin(['pull', reader], env).status).toBe(0);
+      const text = names.map((name) => readFileSync(join(reader, `${name}.md`), 'utf8')).join('');
+      for (const line of acknowledged) expect(text).toContain(`${line}\n`);
+      await hub.stop('SIGTERM');
+    }
+  });
+
+  it('a second hub on the same private root cannot claim the database and still serves', {
+    timeout: 120_000,
+  }, async () => {
+    const env = sandbox();
+    const tokens = [addToken(env, 'alice'), addToken(env, 'bob')];
+    // One workspace root, so one private root (a hub without one has a session directory each).
+    const args = ['--workspace-root', mkdtempSync(join(env.HOME!, 'ws-'))];
+    const first = await startHub(env, args);
+    const second = await startHub(env, args);
+    const [a, b] = [await first.connect(tokens[0]!), await second.connect(tokens[1]!)];
+    expect((await a.call('notes_pull', {})).isError).toBe(false);
+    expect((await b.call('notes_pull', {})).isError).toBe(false);
+    writeFileSync(join(a.notebookDir, 'a.md'), 'from the first hub\n');
+    expect((await a.call('notes_commit', { message: 'a' })).isError).toBe(false);
+    writeFileSync(join(b.notebookDir, 'b.md'), 'from the second hub\n');
+    const committed = await b.call('notes_commit', { message: 'b' });
+    expect(committed.isError, committed.text).toBe(false);
+    expect((await a.call('notes_pull', {})).isError).toBe(false);
+    expect(readFileSync(join(a.notebookDir, 'b.md'), 'utf8')).toBe('from the second hub\n');
+    expect(readFileSync(join(b.notebookDir, 'a.md'), 'utf8')).toBe('from the first hub\n');
+    // The first hub claimed the shared database; the second logged its fallback once.
+    expect(first.logged(NOT_SHARED)).toHaveLength(0);
+    expect(second.logged(NOT_SHARED)).toHaveLength(1);
+  });
+});
+
 /** Polls `condition` until it holds (the test's own timeout bounds the wait). */
 async function waitFor(condition: () => boolean): Promise<void> {
   while (!condition()) await new Promise((resolve) => setTimeout(resolve, 50));

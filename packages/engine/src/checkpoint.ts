@@ -39,14 +39,17 @@ export async function runCheckpoint(ctx: DirContext): Promise<CheckpointOutcome>
     const planned = observed.manifest;
     const prefixEnd = planned.increments[threshold - 1];
     if (prefixEnd === undefined) return 'abandoned';
-    // Kept while the pack is built: a consolidation of P meanwhile must not drop its closure.
-    ctx.pinnedHeads.add(prefixEnd.head);
+    // Kept while the pack is built: a consolidation of the database must not drop its closure
+    // (it waits for the hold, and keeps what is pinned once it runs).
+    ctx.objects.pinnedHeads.add(prefixEnd.head);
+    const release = await ctx.objects.access.shared();
     let pack: Uint8Array;
     try {
       if (!(await ctx.db.has(prefixEnd.head))) return 'abandoned';
       pack = await createCheckpointPack(ctx.db, { head: prefixEnd.head });
     } finally {
-      ctx.pinnedHeads.delete(prefixEnd.head);
+      release();
+      ctx.objects.pinnedHeads.delete(prefixEnd.head);
     }
     const checkpointId = newUuidV7();
     const key = checkpointKey(prefixEnd.generation, checkpointId);

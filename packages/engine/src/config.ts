@@ -81,6 +81,14 @@ export interface EngineConfig {
    * state"), so tests and the random-kill soak prune often. Default off.
    */
   consolidateAlways?: boolean;
+  /**
+   * One object database for every directory this service serves (docs/engine.md, "One object
+   * database per store"), at `<privateRoot>/stores/<sha256(store identity)>/`, claimed for the
+   * service's life: one fetch and one import of each increment for all of them. When another
+   * process holds the claim, each directory keeps its own database in its P (logged once).
+   * Default off (each directory its own); the app turns it on for `serve --listen`.
+   */
+  sharedObjects?: boolean;
   /** Backoff randomness and sleep (tests make them deterministic). */
   clock?: BackoffClock;
   /**
@@ -112,6 +120,7 @@ export interface ResolvedConfig {
   groupRecordWait: { idleMs: number; totalMs: number };
   gateScope: string;
   consolidateAlways: boolean;
+  sharedObjects: boolean;
   clock: BackoffClock;
   mergeAdditions: MergeAdditions;
 }
@@ -175,6 +184,7 @@ export function resolveConfig(config: EngineConfig, home: string): ResolvedConfi
     },
     gateScope: config.gateScope ?? '',
     consolidateAlways: config.consolidateAlways ?? false,
+    sharedObjects: config.sharedObjects ?? false,
     clock: config.clock ?? SYSTEM_CLOCK,
     mergeAdditions: mergeAdditionsOf(config.mergeAdditions),
   };

@@ -9,6 +9,7 @@ import {
 import type { PathPolicy } from '@slivingdoc/policy';
 import type { ChangeMonitor, PrivateState, Registry } from '@slivingdoc/workspace';
 import type { ResolvedConfig } from './config';
+import type { NotebookObjects } from './objects';
 
 /** Everything the engine holds open for one notebook directory (reused across calls). */
 export interface DirContext {
@@ -20,28 +21,14 @@ export interface DirContext {
   readonly priv: PrivateState;
   /** Watches L so a warm scan lists only directories that changed; closed with the service. */
   readonly monitor: ChangeMonitor;
-  readonly db: ObjectDb;
-  /** Verified packs larger than a small increment, by SHA-256, inside P. */
-  readonly packCacheDir: string;
-  readonly trees: TreeCache;
   /**
-   * Recent heads whose closure this process verified (oldest first, bounded): the only anchors
-   * an import builds on. Presence in P proves nothing (a killed process can leave a head without
-   * its closure); a recorded baseline joins once its closure was checked in this process.
+   * The object database this directory uses (the service's shared one, or its own in P) with
+   * what the process knows about it: verified and pinned heads, pack cache, upkeep.
    */
-  readonly verifiedHeads: Set<string>;
-  /** Heads background work (a checkpoint) still reads: kept when P is consolidated. */
-  readonly pinnedHeads: Set<string>;
-  /** P's upkeep in this process (docs/engine.md "Bounded private state"). */
-  readonly maintenance: {
-    leftoversRemoved: boolean;
-    scheduled: boolean;
-    /**
-     * The head the next checkpoint of the active chain last seen will build on (the increment
-     * at position `checkpointPacks`), kept in P so the checkpoint can read its closure.
-     */
-    prefixHead: string | undefined;
-  };
+  readonly objects: NotebookObjects;
+  /** `objects.db`. */
+  readonly db: ObjectDb;
+  readonly trees: TreeCache;
   /** Told after each accepted publication how long the active tail is (schedules checkpoints). */
   readonly onPublished: (activeIncrements: number) => void;
 }

@@ -147,17 +147,35 @@ async function downloadPack(store: ObjectStore, descriptor: PackDescriptor): Pro
  * hit) or downloaded and then cached.
  */
 export async function obtainPack(ctx: DirContext, descriptor: PackDescriptor): Promise<Uint8Array> {
+  const { downloads } = ctx.objects;
+  const running = downloads.get(descriptor.sha256);
+  if (running !== undefined) return running;
+  const download = fetchPack(ctx, descriptor);
+  downloads.set(descriptor.sha256, download);
+  try {
+    return await download;
+  } finally {
+    downloads.delete(descriptor.sha256);
+  }
+}
+
+/** {@link obtainPack} without the sharing of a download in flight. */
+async function fetchPack(ctx: DirContext, descriptor: PackDescriptor): Promise<Uint8Array> {
   if (descriptor.size <= SMALL_PACK_BYTES) return downloadPack(ctx.cfg.store, descriptor);
-  const path = join(ctx.packCacheDir, `${descriptor.sha256}.pack`);
+  const { packCacheDir } = ctx.objects;
+  const path = join(packCacheDir, `${descriptor.sha256}.pack`);
   const cached = await cachedPack(path, descriptor);
   if (cached !== undefined) return cached;
   const bytes = await downloadPack(ctx.cfg.store, descriptor);
   const temp = `${path}.${randomUUID()}.tmp`;
   // No fsync: a torn cache file fails the hash check on its next hit and is fetched again.
-  await mkdir(ctx.packCacheDir, { recursive: true, mode: 0o700 });
+  await mkdir(packCacheDir, { recursive: true, mode: 0o700 });
   await writeFile(temp, bytes, { mode: 0o600 });
   await rename(temp, path);
-  await trimPackCache(ctx.packCacheDir).catch(() => undefined);
+  // Another download into this cache in flight (a shared database) may be between its temp
+  // file and its rename: temp files are then left for a later trim.
+  const alone = ctx.objects.downloads.size <= 1;
+  await trimPackCache(packCacheDir, { temps: alone }).catch(() => undefined);
   return bytes;
 }
 
@@ -170,16 +188,22 @@ export async function obtainPack(ctx: DirContext, descriptor: PackDescriptor): P
 export const PACK_CACHE_KEPT = 4;
 
 /**
- * Removes all but the {@link PACK_CACHE_KEPT} most recently written packs, and temp files a
- * killed download left. Runs under the directory's lock (the only writer of this cache).
+ * Removes all but the {@link PACK_CACHE_KEPT} most recently written packs, and (unless `temps`
+ * is false: another download may be writing one) temp files a killed download left. Runs while
+ * the call holds its database (the cache's only writers); a download of the same pack in
+ * flight is shared, so no two calls write one file.
  */
-export async function trimPackCache(dir: string): Promise<void> {
+export async function trimPackCache(
+  dir: string,
+  opts: { temps: boolean } = { temps: true },
+): Promise<void> {
   const names = await readdir(dir);
   const packs: { path: string; mtimeMs: number }[] = [];
   for (const name of names) {
     const path = join(dir, name);
-    if (name.endsWith('.tmp')) await rm(path, { force: true });
-    else if (name.endsWith('.pack')) packs.push({ path, mtimeMs: (await stat(path)).mtimeMs });
+    if (name.endsWith('.tmp')) {
+      if (opts.temps) await rm(path, { force: true });
+    } else if (name.endsWith('.pack')) packs.push({ path, mtimeMs: (await stat(path)).mtimeMs });
   }
   packs.sort((a, b) => b.mtimeMs - a.mtimeMs);
   for (const old of packs.slice(PACK_CACHE_KEPT)) await rm(old.path, { force: true });
@@ -194,10 +218,29 @@ export async function trimPackCache(dir: string): Promise<void> {
  * whole closure checked once more, so only a store that lacks the object is blamed.
  */
 async function importMissing(ctx: DirContext, manifest: Manifest): Promise<void> {
+  const { objects } = ctx;
+  objects.upkeep.prefixHead = manifest.increments[ctx.cfg.checkpointPacks - 1]?.head;
+  // Another directory of this database importing the same head: its import is this one's
+  // (its failure is not: this call then imports on its own and meets the cause itself).
+  await objects.imports.get(manifest.head)?.catch(() => undefined);
   const chain: PackDescriptor[] = [manifest.checkpoint, ...manifest.increments];
-  ctx.maintenance.prefixHead = manifest.increments[ctx.cfg.checkpointPacks - 1]?.head;
-  const start = chain.findLastIndex((entry) => ctx.verifiedHeads.has(entry.head)) + 1;
+  const start = chain.findLastIndex((entry) => objects.verifiedHeads.has(entry.head)) + 1;
   if (start === chain.length) return;
+  const run = importFrom(ctx, manifest, chain, start);
+  objects.imports.set(manifest.head, run);
+  try {
+    await run;
+  } finally {
+    if (objects.imports.get(manifest.head) === run) objects.imports.delete(manifest.head);
+  }
+}
+
+async function importFrom(
+  ctx: DirContext,
+  manifest: Manifest,
+  chain: PackDescriptor[],
+  start: number,
+): Promise<void> {
   try {
     await importChain(ctx, manifest, chain, start);
   } catch (err) {
@@ -260,15 +303,17 @@ export function holdsHead(current: Current | undefined, head: string): boolean {
   );
 }
 
-const VERIFIED_HEADS_KEPT = 64;
-
-/** Records a head whose closure is known complete in P (verified, or our own publication). */
+/**
+ * Records a head whose closure is known complete in the directory's database (verified, or
+ * our own publication), for every directory using that database.
+ */
 export function rememberVerified(ctx: DirContext, head: string): void {
-  ctx.verifiedHeads.delete(head);
-  ctx.verifiedHeads.add(head);
-  if (ctx.verifiedHeads.size > VERIFIED_HEADS_KEPT) {
-    const oldest = ctx.verifiedHeads.values().next().value;
-    if (oldest !== undefined) ctx.verifiedHeads.delete(oldest);
+  const { verifiedHeads, verifiedKept } = ctx.objects;
+  verifiedHeads.delete(head);
+  verifiedHeads.add(head);
+  if (verifiedHeads.size > verifiedKept) {
+    const oldest = verifiedHeads.values().next().value;
+    if (oldest !== undefined) verifiedHeads.delete(oldest);
   }
 }
 

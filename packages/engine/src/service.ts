@@ -1,6 +1,6 @@
 import { realpath, rm, stat } from 'node:fs/promises';
 import { homedir } from 'node:os';
-import { join, sep } from 'node:path';
+import { sep } from 'node:path';
 import {
   compareUtf8,
   DomainError,
@@ -9,7 +9,7 @@ import {
   type PathSets,
   type SuccessResult,
 } from '@slivingdoc/envelope';
-import { isValidAuthorName, openObjectDb } from '@slivingdoc/merge';
+import { isValidAuthorName } from '@slivingdoc/merge';
 import {
   checkMessage,
   createPathPolicy,
@@ -28,7 +28,13 @@ import { runCheckpoint } from './checkpoint';
 import { commitLocked } from './commit';
 import { type EngineConfig, resolveConfig } from './config';
 import { EngineConfigError } from './config-error';
-import { enterPrivateState, maintainPrivateState } from './consolidation';
+import {
+  directoryRoots,
+  enterPrivateState,
+  maintainObjects,
+  type RecordRoots,
+  unopenedDirectoryRoots,
+} from './consolidation';
 import { type CallState, type DirContext, newCall, TreeCache } from './context';
 import { classifyKnown, engineFailure, failureSite, isAbort, localFailure } from './errors';
 import {
@@ -49,6 +55,12 @@ import {
   publicationDetail,
   stateAtIncrement,
 } from './inspect';
+import {
+  claimSharedObjects,
+  directoryObjects,
+  type NotebookObjects,
+  type SharedObjectsClaim,
+} from './objects';
 import { type ProgressListener, withProgress } from './progress';
 import { pullLocked } from './pull';
 import { holdsHead, readCurrent } from './remote';
@@ -323,6 +335,9 @@ export async function createNotebookService(config: EngineConfig): Promise<Noteb
   const processNotebookDir = await realpathOrSelf(cfg.notebookDir);
   const registry = openRegistry(cfg.privateRoot);
   const contexts = new Map<string, Promise<DirContext>>();
+  /** The contexts opened so far, by directory (their roots are a shared database's roots). */
+  const opened = new Map<string, DirContext>();
+  let sharedClaim: Promise<SharedObjectsClaim | undefined> | undefined;
   const background = new Set<Promise<unknown>>();
   let checkpointRunning = false;
 
@@ -332,22 +347,48 @@ export async function createNotebookService(config: EngineConfig): Promise<Noteb
       notebookDir: dir,
       storageIdentity: cfg.store.identity,
     });
-    const db = await openObjectDb({ gitdir: priv.gitdir });
-    return {
+    const claim = cfg.sharedObjects ? await claimShared() : undefined;
+    const objects = claim?.objects ?? (await directoryObjects(priv.dir, priv.gitdir));
+    const ctx: DirContext = {
       cfg,
       policy: processPolicy,
       registry,
       dir,
       priv,
       monitor: new ChangeMonitor(dir),
-      db,
-      packCacheDir: join(priv.dir, 'pack-cache'),
+      objects,
+      db: objects.db,
       trees: new TreeCache(),
-      verifiedHeads: new Set(),
-      pinnedHeads: new Set(),
-      maintenance: { leftoversRemoved: false, scheduled: false, prefixHead: undefined },
       onPublished: (activeIncrements) => scheduleCheckpoint(dir, activeIncrements),
     };
+    opened.set(dir, ctx);
+    return ctx;
+  }
+
+  /**
+   * The store-level object database, claimed once per service (docs/engine.md "One object
+   * database per store"); undefined when another process holds it or it cannot be opened,
+   * logged once: every directory then keeps its own.
+   */
+  function claimShared(): Promise<SharedObjectsClaim | undefined> {
+    sharedClaim ??= claimSharedObjects(cfg.privateRoot, cfg.store.identity)
+      .catch((err: unknown) => {
+        const code = (err as NodeJS.ErrnoException | undefined)?.code;
+        cfg.logger.warn(
+          { code: typeof code === 'string' ? code : 'UNKNOWN' },
+          'the shared object database cannot be opened',
+        );
+        return undefined;
+      })
+      .then((claim) => {
+        if (claim === undefined)
+          cfg.logger.info(
+            { sharedObjects: false },
+            'the object database is not shared: another process holds it; each directory keeps its own',
+          );
+        return claim;
+      });
+    return sharedClaim;
   }
 
   function contextFor(dir: string): Promise<DirContext> {
@@ -358,6 +399,24 @@ export async function createNotebookService(config: EngineConfig): Promise<Noteb
       contexts.set(dir, context);
     }
     return context;
+  }
+
+  /**
+   * What every directory using `ctx`'s database names: that directory alone for its own
+   * database; for the shared one, every directory this service opened and the records of
+   * every other managed directory (a hub restarted after a kill has not opened them yet).
+   */
+  async function directoriesOf(ctx: DirContext, into: RecordRoots): Promise<void> {
+    if (!ctx.objects.shared) return directoryRoots(ctx, into);
+    for (const other of opened.values())
+      if (other.objects === ctx.objects) await directoryRoots(other, into);
+    for (const dir of await registry.list().catch(() => [])) {
+      if (opened.has(dir)) continue;
+      await unopenedDirectoryRoots(
+        { privateRoot: cfg.privateRoot, notebookDir: dir, storageIdentity: cfg.store.identity },
+        into,
+      );
+    }
   }
 
   function scheduleCheckpoint(dir: string, activeIncrements: number): void {
@@ -389,30 +448,51 @@ export async function createNotebookService(config: EngineConfig): Promise<Noteb
   }
 
   /**
-   * Consolidates P after a call, under the directory's lock taken again (so the call's answer
-   * does not wait for it), at most one pending per directory; tracked so close() waits for it.
+   * Consolidates the directory's object database after a call (so the call's answer does not
+   * wait for it), at most one pending per database, tracked so close() waits for it. It holds
+   * the database exclusively: it waits for every call of every directory using it, and calls
+   * arriving meanwhile wait for it. A directory's own database is also used by other processes
+   * serving that directory: its lock is taken first; a shared one is this process's alone.
    */
   function scheduleMaintenance(ctx: DirContext): void {
-    if (ctx.maintenance.scheduled) return;
-    ctx.maintenance.scheduled = true;
-    const run = ctx.priv
-      .lock({ timeoutMs: cfg.lockTimeoutMs })
-      .then(async (release) => {
+    const { objects } = ctx;
+    if (objects.upkeep.scheduled) return;
+    // Nothing due: no reason to stop the calls of every directory using the database.
+    if (!cfg.consolidateAlways && !dueOrUnknown(objects)) return;
+    objects.upkeep.scheduled = true;
+    const run = (async () => {
+      const releaseDir = objects.shared
+        ? undefined
+        : await ctx.priv.lock({ timeoutMs: cfg.lockTimeoutMs });
+      try {
+        const release = await objects.access.exclusive();
         try {
-          ctx.maintenance.scheduled = false;
+          objects.upkeep.scheduled = false;
           await enterPrivateState(ctx);
-          await maintainPrivateState(ctx);
+          await maintainObjects(objects, cfg, (into) => directoriesOf(ctx, into));
         } finally {
-          await release();
+          release();
         }
-      })
+      } finally {
+        await releaseDir?.();
+      }
+    })()
       // A busy directory (lock timeout) is consolidated after a later call.
       .catch(() => undefined)
       .finally(() => {
-        ctx.maintenance.scheduled = false;
+        objects.upkeep.scheduled = false;
         background.delete(run);
       });
     background.add(run);
+  }
+
+  /** Whether the database's thresholds are crossed (a listing that fails: let it try). */
+  function dueOrUnknown(objects: NotebookObjects): boolean {
+    try {
+      return objects.db.consolidationDue();
+    } catch {
+      return true;
+    }
   }
 
   /**
@@ -442,6 +522,8 @@ export async function createNotebookService(config: EngineConfig): Promise<Noteb
         if (isAbort(err, signal)) throw err;
         throw classifyKnown(err) ?? engineFailure(err, 'private');
       });
+    // Held for the whole call: a consolidation of the database waits for it.
+    const hold = await ctx.objects.access.shared();
     const call = newCall(signal, request.actor);
     try {
       await enterPrivateState(ctx);
@@ -458,6 +540,7 @@ export async function createNotebookService(config: EngineConfig): Promise<Noteb
       cfg.logger.error({ err, stage: call.stage }, 'unexpected engine failure');
       throw engineFailure(err, failureSite(ctx, call, err));
     } finally {
+      hold();
       await release();
       if (opts.maintain === true) scheduleMaintenance(ctx);
     }
@@ -807,9 +890,11 @@ export async function createNotebookService(config: EngineConfig): Promise<Noteb
       const held = await contextFor(dir)
         .then(async (ctx) => {
           const release = await ctx.priv.lock({ timeoutMs: cfg.lockTimeoutMs });
+          const hold = await ctx.objects.access.shared();
           try {
             return await holdsUnpublishedEdits(ctx);
           } finally {
+            hold();
             await release();
           }
         })
@@ -823,13 +908,21 @@ export async function createNotebookService(config: EngineConfig): Promise<Noteb
     for (const context of contexts.values()) {
       context.then((ctx) => ctx.monitor.close()).catch(() => {});
     }
-    if (background.size === 0) return;
+    if (background.size === 0) return releaseShared();
     let timer: NodeJS.Timeout | undefined;
     const bound = new Promise<void>((resolve) => {
       timer = setTimeout(resolve, cfg.closeTimeoutMs);
     });
     await Promise.race([Promise.allSettled([...background]), bound]);
     clearTimeout(timer);
+    await releaseShared();
+  }
+
+  /** Gives up the claim on the shared object database (the next holder may prune it). */
+  async function releaseShared(): Promise<void> {
+    const claim = await sharedClaim;
+    sharedClaim = undefined;
+    await claim?.release();
   }
 
   async function openSession(options: SessionOptions): Promise<NotebookService> {
@@ -852,6 +945,8 @@ export async function createNotebookService(config: EngineConfig): Promise<Noteb
     try {
       ctx.monitor.close();
       contexts.delete(dir);
+      // Its objects in a shared database go at the next consolidation.
+      opened.delete(dir);
       await rm(ctx.priv.dir, { recursive: true, force: true });
     } finally {
       await release();

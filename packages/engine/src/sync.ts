@@ -56,7 +56,7 @@ async function trustworthyEntries(
 ): Promise<TreeEntries | undefined> {
   if (baseline.head === '') return NO_FILES;
   try {
-    if (flagged || !ctx.verifiedHeads.has(baseline.head)) {
+    if (flagged || !ctx.objects.verifiedHeads.has(baseline.head)) {
       await verifyClosure(ctx.db, baseline.head);
       rememberVerified(ctx, baseline.head);
     }

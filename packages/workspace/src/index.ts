@@ -22,6 +22,7 @@ export {
   type PrivateState,
   type PrivateStateLocation,
   privateStateKey,
+  readPrivateRecords,
 } from './private-state';
 export { openRegistry, type Registry } from './registry';
 export {

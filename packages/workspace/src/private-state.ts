@@ -103,32 +103,52 @@ export async function openPrivateState(opts: PrivateStateLocation): Promise<Priv
     dir,
     gitdir,
     statCache,
-    async readState() {
-      const text = await readFile(stateFile, 'utf8').catch((error: NodeJS.ErrnoException) => {
-        if (error.code === 'ENOENT') return undefined;
-        throw error;
-      });
-      if (text === undefined) return undefined;
-      const state = decodeState(text);
-      if (state.identity !== opts.storageIdentity) {
-        throw new StateError('identity-mismatch', 'recorded for another store');
-      }
-      return state;
-    },
+    readState: () => readStateFile(stateFile, opts.storageIdentity),
     async writeState(state) {
       await writeFileDurably(stateFile, encodeState(state), { sync: true });
     },
-    async readTarget() {
-      const text = await readFile(targetFile, 'utf8').catch((error: NodeJS.ErrnoException) => {
-        if (error.code === 'ENOENT') return undefined;
-        throw error;
-      });
-      return text === undefined ? undefined : decodeTarget(text);
-    },
+    readTarget: () => readTargetFile(targetFile),
     async writeTarget(target) {
       await writeFileDurably(targetFile, encodeTarget(target), { sync: false });
     },
     // Keyed by L, not P: two stores' P for one L still serialise on that L in-process.
     lock: (lockOpts) => acquireLock(opts.notebookDir, lockOpts),
+  };
+}
+
+async function readIfPresent(file: string): Promise<string | undefined> {
+  return readFile(file, 'utf8').catch((error: NodeJS.ErrnoException) => {
+    if (error.code === 'ENOENT') return undefined;
+    throw error;
+  });
+}
+
+async function readStateFile(file: string, identity: string): Promise<StateV1 | undefined> {
+  const text = await readIfPresent(file);
+  if (text === undefined) return undefined;
+  const state = decodeState(text);
+  if (state.identity !== identity) {
+    throw new StateError('identity-mismatch', 'recorded for another store');
+  }
+  return state;
+}
+
+async function readTargetFile(file: string): Promise<RewriteTarget | undefined> {
+  const text = await readIfPresent(file);
+  return text === undefined ? undefined : decodeTarget(text);
+}
+
+/**
+ * The state and target records of P, read without creating or locking anything (each
+ * `undefined` when absent). Throws {@link StateError} when one is malformed. For a process
+ * that keeps objects for directories it has not opened (a shared object database's roots).
+ */
+export async function readPrivateRecords(
+  opts: PrivateStateLocation,
+): Promise<{ state: StateV1 | undefined; target: RewriteTarget | undefined }> {
+  const dir = privateStateDir(opts);
+  return {
+    state: await readStateFile(join(dir, 'state.json'), opts.storageIdentity),
+    target: await readTargetFile(join(dir, 'target.json')),
   };
 }

@@ -128,7 +128,9 @@ async function start(
     import('../runtime/service'),
     import('../runtime/http-hub'),
   ]);
-  const service = await startService(config, roots, store, logging);
+  // Every session's directory uses one object database (docs/engine.md, "One object database
+  // per store"); a stdio server serves one directory and keeps its own.
+  const service = await startService(config, roots, store, logging, { sharedObjects: true });
   let hub: InstanceType<typeof SessionHub> | undefined;
   const listener: Listener = await startListener(
     {

@@ -33,12 +33,17 @@ export const TEST_GROUP_COMMIT_ENV = 'SLIVINGDOC_TEST_GROUP_COMMIT';
  */
 export const TEST_CONSOLIDATE_ENV = 'SLIVINGDOC_TEST_CONSOLIDATE';
 
-/** Composes the engine from the validated configuration, the resolved roots and the store. */
+/**
+ * Composes the engine from the validated configuration, the resolved roots and the store.
+ * `sharedObjects`: one object database for every directory the process serves (`serve
+ * --listen`; docs/engine.md, "One object database per store").
+ */
 export function startService(
   config: AppConfig,
   roots: Roots,
   store: ObjectStore,
   logging: Logging,
+  opts: { sharedObjects?: boolean } = {},
 ): Promise<NotebookService> {
   return createNotebookService({
     store,
@@ -59,5 +64,6 @@ export function startService(
     groupCommit: process.env[TEST_GROUP_COMMIT_ENV] !== '0',
     gateScope: process.env[TEST_GATE_SCOPE_ENV] ?? '',
     consolidateAlways: process.env[TEST_CONSOLIDATE_ENV] === 'always',
+    sharedObjects: opts.sharedObjects ?? false,
   });
 }

@@ -84,6 +84,8 @@ export interface ObjectDb {
   /**
    * Writes every staged object to disk as one pack. Must run before anything durable (a
    * recorded baseline, the stat cache) names a staged object. A no-op when nothing is staged.
+   * Persists run one at a time, each writing what was staged when it started (callers sharing
+   * the database may stage meanwhile).
    */
   persistStaged(): Promise<void>;
   /** What the database holds on disk (objects, packs, loose objects, bytes). */
@@ -95,6 +97,12 @@ export interface ObjectDb {
    * name everything a reader may still need. Throws on an I/O failure, having removed nothing.
    */
   consolidate(opts: ConsolidationOptions): Promise<ConsolidationReport | undefined>;
+  /**
+   * Cheap (one listing of the pack directory; the loose objects are counted once per process):
+   * true when the thresholds say {@link ObjectDb.consolidate} would do something now. Lets a
+   * caller that must stop other users of the database first skip that when nothing is due.
+   */
+  consolidationDue(): boolean;
   /**
    * Removes leftovers of an interrupted install or consolidation (temp files, a pack without
    * its index). Under the same lock as {@link ObjectDb.consolidate}; returns the files removed.
@@ -146,6 +154,8 @@ export class GitObjectDb implements ObjectDb {
   /** Objects not yet on disk (see {@link StageOption}); never evicted before they are written. */
   readonly #staged = new Map<Oid, GitObject>();
   #stagedBytes = 0;
+  /** The persist running or last run (see {@link GitObjectDb.persistStaged}). */
+  #persisting: Promise<void> = Promise.resolve();
   /**
    * Packs imported with `staged`, kept as they came: persisting installs their bytes instead of
    * encoding their objects again (a group member imports the increments published since its
@@ -265,8 +275,17 @@ export class GitObjectDb implements ObjectDb {
   }
 
   async persistStaged(): Promise<void> {
+    // One at a time: callers sharing the database (several directories of one process) may
+    // persist while others stage; each persist writes what was staged when it started.
+    const run = this.#persisting.then(() => this.#persistNow());
+    this.#persisting = run.catch(() => undefined);
+    return run;
+  }
+
+  async #persistNow(): Promise<void> {
     const packs = this.#stagedPacks.splice(0);
     if (this.#staged.size === 0) return;
+    const staged = [...this.#staged];
     // Imported packs are installed as they came (re-encoding a group's increment cost every
     // member more than importing it); only what none of them holds goes into one new pack. Past
     // a few packs, everything goes into one, so P gains at most that many packs per persist.
@@ -276,10 +295,10 @@ export class GitObjectDb implements ObjectDb {
       await this.#install(pack, summary, oids);
       for (const oid of oids) covered.add(oid);
     }
-    const rest = [...this.#staged].filter(([oid]) => !covered.has(oid));
+    const rest = staged.filter(([oid]) => !covered.has(oid));
     if (rest.length > 0) await this.#installObjects(rest.map(([, object]) => object));
-    this.#staged.clear();
-    this.#stagedBytes = 0;
+    // Staged meanwhile by another caller: left for the next persist.
+    for (const [oid] of staged) this.#unstage(oid);
   }
 
   /**
@@ -310,9 +329,13 @@ export class GitObjectDb implements ObjectDb {
     return measure(this.#dir);
   }
 
-  async consolidate(opts: ConsolidationOptions): Promise<ConsolidationReport | undefined> {
+  consolidationDue(): boolean {
     this.#looseObjects ??= countLoose(this.#dir);
-    if (opts.full !== true && !needsConsolidation(this.#dir, this.#looseObjects)) return undefined;
+    return needsConsolidation(this.#dir, this.#looseObjects);
+  }
+
+  async consolidate(opts: ConsolidationOptions): Promise<ConsolidationReport | undefined> {
+    if (opts.full !== true && !this.consolidationDue()) return undefined;
     const started = performance.now();
     const before = measure(this.#dir);
     const done = await consolidate(this.#dir, (oid) => this.readObject(oid), opts);
