@@ -127,6 +127,19 @@ async function lastIncrementMessages(store: ObjectStore): Promise<string[]> {
   return messages;
 }
 
+/**
+ * The holder commits with its CAS held back, so the members that commit next queue behind its
+ * turn; resolves once that CAS was sent.
+ */
+async function holderInTurn(hold: ReturnType<typeof holdable>, holder: NotebookService) {
+  hold.hold();
+  await put(holder.notebookDir, 'holder.md', 'holder\n');
+  const casBefore = hold.casCount();
+  const holderResult = holder.commit({ message: 'holder' });
+  await until(() => hold.casCount() > casBefore, 'the holder sent its CAS');
+  return { casBefore, holderResult };
+}
+
 function ok(result: SuccessResult): SuccessResult {
   expect(result.code).toBe('OK');
   return result;
@@ -151,11 +164,7 @@ describe('group commit: the in-process queue', () => {
     const [holder, ...members] = sessions as [NotebookService, ...NotebookService[]];
     const endpoint = groupEndpoint({ store: hold.store, gateScope: '' });
     const before = joinCounts();
-    hold.hold();
-    await put(holder.notebookDir, 'holder.md', 'holder\n');
-    const casBefore = hold.casCount();
-    const holderResult = holder.commit({ message: 'holder' });
-    await until(() => hold.casCount() > casBefore, 'the holder sent its CAS');
+    const { casBefore, holderResult } = await holderInTurn(hold, holder);
     const results = members.map(async (member, i) => {
       await put(member.notebookDir, `notes/m${i}.md`, `member ${i}\n`);
       return member.commit({ message: `member ${i}` });
@@ -203,11 +212,7 @@ describe('group commit: the in-process queue', () => {
 
     const endpoint = groupEndpoint({ store: hold.store, gateScope: '' });
     const before = joinCounts();
-    hold.hold();
-    await put(holder.notebookDir, 'holder.md', 'holder\n');
-    const casBefore = hold.casCount();
-    const holderResult = holder.commit({ message: 'holder' });
-    await until(() => hold.casCount() > casBefore, 'the holder sent its CAS');
+    const { casBefore, holderResult } = await holderInTurn(hold, holder);
     await put(one.notebookDir, 'one.md', 'one\n');
     await put(two.notebookDir, 'two.md', 'two\n');
     const local = [one.commit({ message: 'one' }), two.commit({ message: 'two' })];
