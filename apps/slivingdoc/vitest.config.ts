@@ -14,5 +14,7 @@ export default defineProject({
     // Starts a private Ceph RADOS Gateway unless SLIVINGDOC_TEST_S3_* names one already
     // (test/exchange.test.ts runs servers against the real S3 server).
     globalSetup: [rgwGlobalSetup],
+    // Each file's HOME sandboxes (test/helpers/bin.ts) are removed when it ends.
+    setupFiles: ['test/setup/remove-sandboxes.ts'],
   },
 });

@@ -1,5 +1,6 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -10,9 +11,26 @@ export function assertBuilt(): void {
   if (!existsSync(bin)) throw new Error(`${bin} is missing: build the app first (pnpm build)`);
 }
 
+/** The sandboxes this test file made, removed after it (`test/setup/remove-sandboxes.ts`). */
+const sandboxes: string[] = [];
+
+/**
+ * Removes every sandbox made so far. Never throws: a process a test killed may still be
+ * writing into one, and a leftover in the temp directory must not fail the run.
+ */
+export async function removeSandboxes(): Promise<void> {
+  const made = sandboxes.splice(0);
+  await Promise.all(
+    made.map((home) =>
+      rm(home, { recursive: true, force: true, maxRetries: 3 }).catch(() => undefined),
+    ),
+  );
+}
+
 /** A private HOME/XDG/TMPDIR sandbox, so no test touches the real home or shared store. */
 export function sandboxEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
   const home = mkdtempSync(join(tmpdir(), 'slivingdoc-test-home-'));
+  sandboxes.push(home);
   return {
     PATH: process.env.PATH,
     HOME: home,
