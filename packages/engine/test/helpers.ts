@@ -37,6 +37,23 @@ export interface Participant {
   workspaceRoot: string;
 }
 
+/** A service on `roots` whose notebook directory is `<ws>/notebook` (the caller closes it). */
+export function openOnRoots(
+  store: ObjectStore,
+  roots: { privateRoot: string; workspaceRoot: string },
+  extra: Partial<EngineConfig> = {},
+): Promise<NotebookService> {
+  return createNotebookService({
+    store,
+    privateRoot: roots.privateRoot,
+    workspaceRoot: roots.workspaceRoot,
+    notebookDir: join(roots.workspaceRoot, 'notebook'),
+    clock: INSTANT_CLOCK,
+    lockTimeoutMs: 5_000,
+    ...extra,
+  });
+}
+
 /** Opens a participant whose notebook directory is `<ws>/notebook`. */
 export async function participant(
   store: ObjectStore,
@@ -44,15 +61,7 @@ export async function participant(
 ): Promise<Participant> {
   const roots = await tempRoots();
   const dir = join(roots.workspaceRoot, 'notebook');
-  const service = await createNotebookService({
-    store,
-    privateRoot: roots.privateRoot,
-    workspaceRoot: roots.workspaceRoot,
-    notebookDir: dir,
-    clock: INSTANT_CLOCK,
-    lockTimeoutMs: 5_000,
-    ...extra,
-  });
+  const service = await openOnRoots(store, roots, extra);
   cleanups.push(() => service.close());
   return { service, dir, privateRoot: roots.privateRoot, workspaceRoot: roots.workspaceRoot };
 }

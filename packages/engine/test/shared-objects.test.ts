@@ -16,6 +16,7 @@ import { sharedObjectsDir } from '../src/objects';
 import {
   get,
   INSTANT_CLOCK,
+  openOnRoots,
   type Participant,
   participant,
   put,
@@ -211,16 +212,7 @@ describe('one object database per store, shared by the directories of a service'
     const roots = await tempRoots();
     const dir = join(roots.workspaceRoot, 'notebook');
     const open = (shared: boolean) =>
-      createNotebookService({
-        store,
-        privateRoot: roots.privateRoot,
-        workspaceRoot: roots.workspaceRoot,
-        notebookDir: dir,
-        clock: INSTANT_CLOCK,
-        lockTimeoutMs: 5_000,
-        consolidateAlways: true,
-        sharedObjects: shared,
-      });
+      openOnRoots(store, roots, { consolidateAlways: true, sharedObjects: shared });
     const lines: string[] = [];
     const commitLine = async (service: NotebookService, line: string) => {
       await appendFile(join(dir, 'log.md'), line);
