@@ -99,17 +99,19 @@ export interface SharedObjectsClaim {
 /**
  * Claims the store-level database for this process (a machine-wide lock held until
  * `release`, so only one process ever writes or prunes it) and opens it, removing what a
- * killed holder left half-written before any call uses it. Undefined when another process
- * holds the claim (or the lock cannot be taken): the caller keeps per-directory databases.
+ * killed holder left half-written before any call uses it. Waits up to `wait.timeoutMs` for
+ * another holder: a hub restarted after a SIGKILL starts while its predecessor may still be
+ * exiting (an fsync in flight delays that on a busy disk), and giving up at once left it on
+ * per-directory databases for its whole life. Undefined when the claim stays held that long,
+ * the wait is aborted, or the lock cannot be taken: the caller keeps per-directory databases.
  */
 export async function claimSharedObjects(
   privateRoot: string,
   storeIdentity: string,
+  wait: { timeoutMs: number; signal?: AbortSignal },
 ): Promise<SharedObjectsClaim | undefined> {
   const dir = sharedObjectsDir(privateRoot, storeIdentity);
-  const release = await acquireLock(`shared-objects:${dir}`, { timeoutMs: 0 }).catch(
-    () => undefined,
-  );
+  const release = await acquireLock(`shared-objects:${dir}`, wait).catch(() => undefined);
   if (release === undefined) return undefined;
   try {
     await mkdir(dir, { recursive: true, mode: 0o700 });

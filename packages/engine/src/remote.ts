@@ -279,19 +279,27 @@ async function importChain(
 
 /**
  * Brings a recorded baseline's objects back from the store (contract §10: P is repaired from the
- * store): when `current`'s active chain still holds its head, every pack up to it is imported.
- * Returns whether it did; the caller checks the closure again.
+ * store): when `current`'s active chain, or a retained one, still holds its head, every pack of
+ * that chain up to it is imported. Returns whether it did; the caller checks the closure again.
+ * Retained chains count: a directory that has not pulled since the last checkpoint has its
+ * baseline there, and its objects go missing whenever its process opens another database (a
+ * restarted hub that could not claim the shared one). Without them it merged against the empty
+ * tree and reported every file another writer had changed as a conflict.
  */
 export async function restoreBaseline(ctx: DirContext, baseline: Baseline): Promise<boolean> {
   if (baseline.head === '') return false;
   const current = await readCurrent(ctx.cfg.store);
   if (current === undefined) return false;
-  const chain: PackDescriptor[] = [current.manifest.checkpoint, ...current.manifest.increments];
-  const at = chain.findIndex((entry) => entry.head === baseline.head);
-  if (at < 0) return false;
-  for (const descriptor of chain.slice(0, at + 1))
-    await importPack(ctx.db, await obtainPack(ctx, descriptor));
-  return true;
+  const { manifest } = current;
+  for (const { checkpoint, increments } of [manifest, ...manifest.retained]) {
+    const chain: PackDescriptor[] = [checkpoint, ...increments];
+    const at = chain.findIndex((entry) => entry.head === baseline.head);
+    if (at < 0) continue;
+    for (const descriptor of chain.slice(0, at + 1))
+      await importPack(ctx.db, await obtainPack(ctx, descriptor));
+    return true;
+  }
+  return false;
 }
 
 /** True when `head` is accepted in `current` (its active or a retained chain). */

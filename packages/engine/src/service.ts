@@ -338,6 +338,8 @@ export async function createNotebookService(config: EngineConfig): Promise<Noteb
   /** The contexts opened so far, by directory (their roots are a shared database's roots). */
   const opened = new Map<string, DirContext>();
   let sharedClaim: Promise<SharedObjectsClaim | undefined> | undefined;
+  /** Aborted by `close()`: a claim still waiting for another holder gives up. */
+  const closing = new AbortController();
   const background = new Set<Promise<unknown>>();
   let checkpointRunning = false;
 
@@ -371,7 +373,10 @@ export async function createNotebookService(config: EngineConfig): Promise<Noteb
    * logged once: every directory then keeps its own.
    */
   function claimShared(): Promise<SharedObjectsClaim | undefined> {
-    sharedClaim ??= claimSharedObjects(cfg.privateRoot, cfg.store.identity)
+    sharedClaim ??= claimSharedObjects(cfg.privateRoot, cfg.store.identity, {
+      timeoutMs: cfg.lockTimeoutMs,
+      signal: closing.signal,
+    })
       .catch((err: unknown) => {
         const code = (err as NodeJS.ErrnoException | undefined)?.code;
         cfg.logger.warn(
@@ -905,6 +910,7 @@ export async function createNotebookService(config: EngineConfig): Promise<Noteb
   }
 
   async function close() {
+    closing.abort();
     for (const context of contexts.values()) {
       context.then((ctx) => ctx.monitor.close()).catch(() => {});
     }
@@ -953,5 +959,8 @@ export async function createNotebookService(config: EngineConfig): Promise<Noteb
     }
   }
 
+  // Claimed from the start, so a restarted hub's wait for its exiting predecessor overlaps
+  // its start-up instead of its first call.
+  if (cfg.sharedObjects) void claimShared();
   return participant(processNotebookDir, processPolicy, false);
 }

@@ -138,6 +138,22 @@ export async function enterDirectory(ctx: DirContext): Promise<Entry> {
 }
 
 /**
+ * The tree a killed call was writing into L. Its objects come back from the store when this
+ * database lacks them, as a baseline's do (a hub restarted on another database); undefined when
+ * they cannot (a proposal that was never published), and the repair measures from the old base.
+ */
+async function rewrittenTree(ctx: DirContext, next: Baseline): Promise<TreeEntries | undefined> {
+  if (next.tree === EMPTY_TREE) return NO_FILES;
+  const read = () => ctx.trees.read(ctx.db, next.tree);
+  try {
+    return await read();
+  } catch {
+    if (!(await restoreBaseline(ctx, next).catch(() => false))) return undefined;
+    return await read().catch(() => undefined);
+  }
+}
+
+/**
  * The base a repair merges L against (contract §10). A file that equals what the killed call was
  * writing (its recorded target, absence included) was written, or left as it was, by that call:
  * its local change is measured from the baseline that call was recording, so its own output is
@@ -168,15 +184,8 @@ async function repairBase(
       }
       continue;
     }
-    let next: TreeEntries;
-    try {
-      next =
-        rewrite.next.tree === EMPTY_TREE
-          ? NO_FILES
-          : await ctx.trees.read(ctx.db, rewrite.next.tree);
-    } catch {
-      continue;
-    }
+    const next = await rewrittenTree(ctx, rewrite.next);
+    if (next === undefined) continue;
     const targetOid = (path: string) => {
       const change = rewrite.changes.get(path);
       return change === undefined ? next.get(path) : (change ?? undefined);

@@ -277,9 +277,15 @@ describe('engine across real processes (embedded store)', () => {
     },
   );
 
-  it.each(['pull', 'commit'] as const)(
-    'a %s killed mid-rewrite: the files it wrote are not taken for local edits (its target is recorded)',
-    async (op) => {
+  it.each([
+    ['pull', 'P kept'],
+    ['commit', 'P kept'],
+    ['pull', 'P lost its objects'],
+    ['commit', 'P lost its objects'],
+  ] as const)(
+    'a %s killed mid-rewrite (%s): the files it wrote are not taken for local edits (its target is recorded)',
+    async (op, objects) => {
+      const lost = objects === 'P lost its objects';
       const roots = await crashRoots();
       const storeDir = join(roots.base, 'store');
       const store = await createEmbeddedStore({ dir: storeDir, prefix: 'nb' });
@@ -288,6 +294,9 @@ describe('engine across real processes (embedded store)', () => {
         privateRoot: join(roots.base, 'writer-priv'),
         workspaceRoot: roots.workspaceRoot,
         notebookDir: join(roots.workspaceRoot, 'writer'),
+        // With P's objects lost, a checkpoint after the third commit leaves the tree the killed
+        // call was writing in a retained chain only: no import of the active chain brings it.
+        ...(lost ? { checkpointPacks: 2, retainedCheckpoints: 1 } : {}),
       });
       const dir = join(roots.workspaceRoot, 'reader');
       const config = { privateRoot: roots.privateRoot, workspaceRoot: roots.workspaceRoot };
@@ -316,9 +325,19 @@ describe('engine across real processes (embedded store)', () => {
       await put(writer.notebookDir, 'b.md', 'y2\n');
       await writer.commit({ message: 'third' });
       await writer.close();
+      // What the next process sees when it opens another database (a hub restarted beside its
+      // exiting predecessor): the rewrite's target tree comes back from the store too.
+      const current = decodeManifest((await store.get('current'))!.body);
+      if (lost) {
+        expect(current.retained).toHaveLength(1);
+        await rm(join(dirname(await stateFileOf(config.privateRoot)), 'git', 'objects'), {
+          recursive: true,
+        });
+      }
 
       const next = await createNotebookService({ ...config, store, notebookDir: dir });
-      const generation = op === 'commit' ? 4 : 3;
+      const generation = Number(current.generation);
+      expect(generation).toBe((op === 'commit' ? 4 : 3) + (lost ? 1 : 0));
       expect(await next.pull({})).toMatchObject({ code: 'OK', generation });
       expect(await snapshot(dir)).toEqual({ 'a.md': 'x2\n', 'b.md': 'y2\n', 'mine.md': 'mine\n' });
       // A killed pull leaves its local edit to publish; a killed commit had published it.

@@ -224,4 +224,37 @@ describe('P after a kill at any instruction (contract §10)', () => {
       await next.close();
     }
   });
+
+  it("P's objects lost while a checkpoint has retired the baseline's chain come back from the retained chain, no conflict", async () => {
+    // What a restarted hub that opens another object database sees (issue 26): a directory
+    // whose baseline predates the last checkpoint, so its head is only in `retained`.
+    const store = memoryStore();
+    const writer = await participant(store, { checkpointPacks: 2, retainedCheckpoints: 1 });
+    const reader = await participant(store);
+    await writer.service.pull({});
+    await put(writer.dir, 'a.md', 'a\n');
+    await writer.service.commit({ message: 'a' });
+    await reader.service.pull({});
+    const baselineHead = (await currentOf(store)).manifest.head;
+    for (const n of [1, 2, 3]) {
+      await put(writer.dir, 'a.md', `a${n}\n`);
+      await writer.service.commit({ message: `a${n}` });
+    }
+    const { manifest } = await currentOf(store);
+    expect(manifest.retained.length).toBeGreaterThan(0);
+    expect([manifest.checkpoint, ...manifest.increments].map((e) => e.head)).not.toContain(
+      baselineHead,
+    );
+    await put(reader.dir, 'b.md', 'b local\n');
+    await rm(join(await gitdirOf(reader.privateRoot), 'objects'), { recursive: true });
+    const next = await restarted(reader, store);
+    try {
+      expect(await next.pull({})).toMatchObject({ code: 'OK' });
+      expect(await snapshot(reader.dir)).toEqual({ 'a.md': 'a3\n', 'b.md': 'b local\n' });
+      const committed = await next.commit({ message: 'local' });
+      expect(committed.files).toEqual([{ path: 'b.md', insertions: 1, deletions: 0 }]);
+    } finally {
+      await next.close();
+    }
+  });
 });

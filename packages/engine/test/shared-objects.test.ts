@@ -245,9 +245,11 @@ describe('one object database per store, shared by the directories of a service'
     await verifyClosure(shared, after.baselineHead);
   });
 
-  it('a second service on the same private root cannot claim the database and keeps its own', async () => {
+  it('a service started while the holder still runs claims the database once the holder closes', async () => {
+    // A hub restarted after a SIGKILL starts beside its exiting predecessor.
     const store = privateStore();
     const first = await participant(store, SHARED);
+    await first.service.pull({});
     const { logger, infos } = recordingLogger();
     const second = await createNotebookService({
       store,
@@ -255,7 +257,43 @@ describe('one object database per store, shared by the directories of a service'
       workspaceRoot: first.workspaceRoot,
       notebookDir: join(first.workspaceRoot, 'second'),
       clock: INSTANT_CLOCK,
-      lockTimeoutMs: 5_000,
+      lockTimeoutMs: 60_000,
+      sharedObjects: true,
+      logger,
+    });
+    try {
+      const pulled = second.pull({});
+      await first.service.close();
+      expect((await pulled).code).toBe('OK');
+      await put(second.notebookDir, 'b.md', 'second\n');
+      expect((await second.commit({ message: 'b' })).code).toBe('OK');
+      expect(infos.filter((msg) => msg.includes('not shared'))).toEqual([]);
+      const keys = await readdir(join(first.privateRoot, 'notebooks'));
+      const own = await Promise.all(
+        keys.map((key) =>
+          readdir(join(first.privateRoot, 'notebooks', key, 'git')).catch(() => []),
+        ),
+      );
+      expect(own.filter((entries) => entries.length > 0)).toEqual([]);
+      const shared = await openObjectDb({ gitdir: sharedGitdir(first.privateRoot, store) });
+      await verifyClosure(shared, decodeManifest((await store.get('current'))!.body).head);
+    } finally {
+      await second.close();
+    }
+  });
+
+  it('a second service on the same private root cannot claim the database and keeps its own', async () => {
+    const store = privateStore();
+    const first = await participant(store, SHARED);
+    const { logger, infos } = recordingLogger();
+    // It waits `lockTimeoutMs` for the holder, then gives up.
+    const second = await createNotebookService({
+      store,
+      privateRoot: first.privateRoot,
+      workspaceRoot: first.workspaceRoot,
+      notebookDir: join(first.workspaceRoot, 'second'),
+      clock: INSTANT_CLOCK,
+      lockTimeoutMs: 1_000,
       sharedObjects: true,
       logger,
     });

@@ -17,6 +17,7 @@ import {
 } from './server';
 
 const STDERR_TAIL = 8192;
+const SLOW_DEATH_MS = 1000;
 
 /** The hub process: started on demand by whichever session needs it first, killed by any. */
 export class SoakHub {
@@ -28,6 +29,7 @@ export class SoakHub {
   generation = 0;
   /** Calls in flight over all sessions (a kill is mid-call when any is). */
   inFlight = 0;
+  #kills = 0;
   /** Times the hub went away without being killed. */
   unexpectedExits = 0;
   /**
@@ -90,14 +92,21 @@ export class SoakHub {
     this.#child = child;
   }
 
-  /** SIGKILLs the hub; returns whether a call of any session was in flight. */
+  /** SIGKILLs the hub (see the slow death below); returns whether a call was in flight. */
   kill(): { killed: boolean; midCall: boolean } {
     const child = this.#child;
     if (child === undefined) return { killed: false, midCall: false };
     this.#child = undefined;
     this.generation += 1;
     const midCall = this.inFlight > 0;
-    child.kill('SIGKILL');
+    // Every other kill is a slow death: stopped at once, SIGKILLed a second later, so the next
+    // hub starts while its predecessor still holds its locks and claims, as one stuck in an
+    // fsync on a busy disk does (CI found a restarted hub that gave up its shared database).
+    this.#kills += 1;
+    if (this.#kills % 2 === 0) {
+      child.kill('SIGSTOP');
+      setTimeout(() => child.kill('SIGKILL'), SLOW_DEATH_MS);
+    } else child.kill('SIGKILL');
     this.#died();
     return { killed: true, midCall };
   }
