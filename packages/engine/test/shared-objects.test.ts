@@ -250,17 +250,7 @@ describe('one object database per store, shared by the directories of a service'
     const store = privateStore();
     const first = await participant(store, SHARED);
     await first.service.pull({});
-    const { logger, infos } = recordingLogger();
-    const second = await createNotebookService({
-      store,
-      privateRoot: first.privateRoot,
-      workspaceRoot: first.workspaceRoot,
-      notebookDir: join(first.workspaceRoot, 'second'),
-      clock: INSTANT_CLOCK,
-      lockTimeoutMs: 60_000,
-      sharedObjects: true,
-      logger,
-    });
+    const { second, infos } = await secondService(store, first, 60_000);
     try {
       const pulled = second.pull({});
       await first.service.close();
@@ -268,13 +258,7 @@ describe('one object database per store, shared by the directories of a service'
       await put(second.notebookDir, 'b.md', 'second\n');
       expect((await second.commit({ message: 'b' })).code).toBe('OK');
       expect(infos.filter((msg) => msg.includes('not shared'))).toEqual([]);
-      const keys = await readdir(join(first.privateRoot, 'notebooks'));
-      const own = await Promise.all(
-        keys.map((key) =>
-          readdir(join(first.privateRoot, 'notebooks', key, 'git')).catch(() => []),
-        ),
-      );
-      expect(own.filter((entries) => entries.length > 0)).toEqual([]);
+      expect(await ownDatabasesUsed(first.privateRoot)).toBe(0);
       const shared = await openObjectDb({ gitdir: sharedGitdir(first.privateRoot, store) });
       await verifyClosure(shared, decodeManifest((await store.get('current'))!.body).head);
     } finally {
@@ -285,18 +269,8 @@ describe('one object database per store, shared by the directories of a service'
   it('a second service on the same private root cannot claim the database and keeps its own', async () => {
     const store = privateStore();
     const first = await participant(store, SHARED);
-    const { logger, infos } = recordingLogger();
     // It waits `lockTimeoutMs` for the holder, then gives up.
-    const second = await createNotebookService({
-      store,
-      privateRoot: first.privateRoot,
-      workspaceRoot: first.workspaceRoot,
-      notebookDir: join(first.workspaceRoot, 'second'),
-      clock: INSTANT_CLOCK,
-      lockTimeoutMs: 1_000,
-      sharedObjects: true,
-      logger,
-    });
+    const { second, infos } = await secondService(store, first, 1_000);
     try {
       await first.service.pull({});
       await put(first.dir, 'a.md', 'first\n');
@@ -310,16 +284,37 @@ describe('one object database per store, shared by the directories of a service'
       // One info record, once; the second directory's objects are in its own P.
       await second.pull({ path: second.notebookDir });
       expect(infos.filter((msg) => msg.includes('not shared'))).toHaveLength(1);
-      const keys = await readdir(join(first.privateRoot, 'notebooks'));
-      const own = await Promise.all(
-        keys.map((key) => readdir(join(first.privateRoot, 'notebooks', key, 'git'))),
-      );
-      expect(own.filter((entries) => entries.length > 0)).toHaveLength(1);
+      expect(await ownDatabasesUsed(first.privateRoot)).toBe(1);
     } finally {
       await second.close();
     }
   });
 });
+
+/** A second service with `sharedObjects` on `first`'s roots, and its info records. */
+async function secondService(store: MemoryStore, first: Participant, lockTimeoutMs: number) {
+  const { logger, infos } = recordingLogger();
+  const second = await createNotebookService({
+    store,
+    privateRoot: first.privateRoot,
+    workspaceRoot: first.workspaceRoot,
+    notebookDir: join(first.workspaceRoot, 'second'),
+    clock: INSTANT_CLOCK,
+    lockTimeoutMs,
+    sharedObjects: true,
+    logger,
+  });
+  return { second, infos };
+}
+
+/** How many directories below `privateRoot` keep objects in a database of their own. */
+async function ownDatabasesUsed(privateRoot: string): Promise<number> {
+  const keys = await readdir(join(privateRoot, 'notebooks'));
+  const own = await Promise.all(
+    keys.map((key) => readdir(join(privateRoot, 'notebooks', key, 'git')).catch(() => [])),
+  );
+  return own.filter((entries) => entries.length > 0).length;
+}
 
 /** The only P below `privateRoot`. */
 async function pDir(privateRoot: string): Promise<string> {
