@@ -386,7 +386,8 @@ export async function createNotebookService(config: EngineConfig): Promise<Noteb
         return undefined;
       })
       .then((claim) => {
-        if (claim === undefined)
+        // A wait ended by close() is no fallback worth a record.
+        if (claim === undefined && !closing.signal.aborted)
           cfg.logger.info(
             { sharedObjects: false },
             'the object database is not shared: another process holds it; each directory keeps its own',
