@@ -84,8 +84,10 @@ export interface EngineConfig {
   /**
    * One object database for every directory this service serves (docs/engine.md, "One object
    * database per store"), at `<privateRoot>/stores/<sha256(store identity)>/`, claimed for the
-   * service's life: one fetch and one import of each increment for all of them. When another
-   * process holds the claim, each directory keeps its own database in its P (logged once).
+   * service's life: one fetch and one import of each increment for all of them. The claim is
+   * taken when the service opens and waits up to `lockTimeoutMs` for another holder (a hub
+   * restarted beside its exiting predecessor); when another process still holds it, each
+   * directory keeps its own database in its P (logged once).
    * Default off (each directory its own); the app turns it on for `serve --listen`.
    */
   sharedObjects?: boolean;
