@@ -11,11 +11,10 @@ import { openObjectDb, verifyClosure } from '@slivingdoc/merge';
 import { createMemoryStore, decodeManifest, type MemoryStore } from '@slivingdoc/store';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { createNotebookService, type EngineLogger, type NotebookService } from '../src/index';
+import type { EngineLogger, NotebookService } from '../src/index';
 import { sharedObjectsDir } from '../src/objects';
 import {
   get,
-  INSTANT_CLOCK,
   openOnRoots,
   type Participant,
   participant,
@@ -294,12 +293,8 @@ describe('one object database per store, shared by the directories of a service'
 /** A second service with `sharedObjects` on `first`'s roots, and its info records. */
 async function secondService(store: MemoryStore, first: Participant, lockTimeoutMs: number) {
   const { logger, infos } = recordingLogger();
-  const second = await createNotebookService({
-    store,
-    privateRoot: first.privateRoot,
-    workspaceRoot: first.workspaceRoot,
+  const second = await openOnRoots(store, first, {
     notebookDir: join(first.workspaceRoot, 'second'),
-    clock: INSTANT_CLOCK,
     lockTimeoutMs,
     sharedObjects: true,
     logger,
