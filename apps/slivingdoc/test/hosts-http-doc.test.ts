@@ -77,12 +77,13 @@ describe('docs/hosts.md, Streamable HTTP', () => {
     expect(blocks('js')).toHaveLength(2);
   });
 
-  it('the hub logs its URL and how to add it', () => {
+  it('the hub prints its URL, the claude mcp add line and the view address on stdout', async () => {
     expect(hub.url).toBe(`http://127.0.0.1:${hub.port}/mcp`);
-    const hint = hub.logged('add this server to a host (docs/hosts.md)')[0]!;
-    expect(hint.claudeCode).toBe(
+    await waitFor(() => hub.stdout.includes('tokens:'));
+    expect(hub.stdout).toContain(
       `claude mcp add --transport http slivingdoc ${hub.url} --header "Authorization: Bearer <token>"`,
     );
+    expect(hub.stdout).toContain(`http://127.0.0.1:${hub.port}/?token=<token>`);
   });
 
   it('Claude Code: claude mcp add --transport http NAME URL --header "K: V"', async () => {
@@ -150,3 +151,38 @@ describe('docs/hosts.md, Streamable HTTP', () => {
     await exercise(client);
   });
 });
+
+// README's "Many agents on one host": the same commands, the Claude Code line and the view's
+// login address, run against the hub the page's commands started.
+const readme = readFileSync(join(import.meta.dirname, '../../../README.md'), 'utf8');
+const readmeStart = readme.indexOf('## Many agents on one host');
+const readmeSection = readme.slice(readmeStart, readme.indexOf('\n## ', readmeStart + 1));
+
+describe("README, 'Many agents on one host'", () => {
+  const consoles = [...readmeSection.matchAll(/^```console\n([\s\S]*?)^```/gm)].map(
+    (match) => match[1] ?? '',
+  );
+
+  it('comes after the two set-up commands and runs the same commands as docs/hosts.md', () => {
+    expect(readmeStart).toBeGreaterThan(readme.indexOf('npm test --silent'));
+    expect(consoles).toHaveLength(2);
+    expect(consoles[0]).toBe(blocks('console')[0]);
+    expect(consoles[1]).toBe(blocks('console')[1]);
+  });
+
+  it('the Claude Code line connects, and the view logs in at the address the page gives', async () => {
+    const words = shellWords(real(consoles[1]!.trim()));
+    const [name, ...value] = words[8]!.split(': ');
+    await connectHttp(words[6]!, { [name!]: value.join(': ') });
+    const address = /`(http:\/\/127\.0\.0\.1:7077\/\?token=[^`]+)`/.exec(readmeSection)?.[1];
+    expect(address).toBeDefined();
+    const page = await fetch(real(address!), { redirect: 'manual' });
+    expect(page.status, await page.text()).toBeLessThan(400);
+    expect(page.headers.get('set-cookie')).toMatch(/./);
+  });
+});
+
+/** Polls `condition` until it holds (the test's own timeout bounds the wait). */
+async function waitFor(condition: () => boolean): Promise<void> {
+  while (!condition()) await new Promise((resolve) => setTimeout(resolve, 50));
+}

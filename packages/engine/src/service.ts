@@ -68,7 +68,13 @@ import { revertLocked } from './revert';
 import { type NotebookStatus, notPulledStatus, statusLocked } from './status';
 import { conflictIssues, type Entry, enterDirectory, synchronize } from './sync';
 import { holdsUnpublishedEdits } from './unpublished';
-import { mergeConflict, notPulled, readOnlySession, resyncPending } from './verdicts';
+import {
+  mergeConflict,
+  notPulled,
+  outsideTokenDir,
+  readOnlySession,
+  resyncPending,
+} from './verdicts';
 
 /** A pull request: the path is the caller's raw string (decoded, not yet resolved). */
 export interface PullRequest {
@@ -279,6 +285,11 @@ export interface SessionOptions {
   readOnly?: string[];
   /** True: every commit and revert is refused (a read-only token). */
   commitRefused?: boolean;
+  /**
+   * True: every call may address only `notebookDir` and below (an HTTP token's own directory);
+   * any other path is INVALID_REQUEST · PATH_OUTSIDE_TOKEN_DIR before anything is read or made.
+   */
+  confined?: boolean;
 }
 
 /** INVALID_REQUEST · INVALID_ARGUMENTS with a short reason. */
@@ -442,8 +453,12 @@ export async function createNotebookService(config: EngineConfig): Promise<Noteb
     notebookDir: string,
     raw: string | undefined,
     create: boolean,
+    confined = false,
   ): Promise<string> {
     const requested = parseRequestPath(raw, { home: cfg.home });
+    // Lexical is enough: no component below the workspace root may be a link (resolveRequestPath).
+    if (confined && requested !== undefined && !isAtOrBelow(requested, notebookDir))
+      throw outsideTokenDir(requested, notebookDir);
     const managed = await registry.list();
     try {
       return await resolveRequestPath({ requested, notebookDir, workspaceRoot, managed, create });
@@ -639,12 +654,12 @@ export async function createNotebookService(config: EngineConfig): Promise<Noteb
 
   /** Runs a read of the retained history from a pulled directory's private state. */
   async function reading<T>(
-    notebookDir: string,
+    resolve: (raw: string | undefined, create: boolean) => Promise<string>,
     policy: PathPolicy,
     request: { path?: string; signal?: AbortSignal },
     work: (ctx: DirContext, current: Awaited<ReturnType<typeof readCurrent>>) => Promise<T>,
   ): Promise<T> {
-    const dir = await resolveDir(notebookDir, request.path, false);
+    const dir = await resolve(request.path, false);
     if (!(await isPulled(dir))) throw notPulled();
     return guarded(policy, dir, request, async (ctx) => {
       const current = await readCurrentClassified();
@@ -673,13 +688,16 @@ export async function createNotebookService(config: EngineConfig): Promise<Noteb
     notebookDir: string,
     policy: PathPolicy,
     commitRefused: boolean,
+    confined: boolean,
   ): NotebookService {
+    const resolve = (raw: string | undefined, create: boolean): Promise<string> =>
+      resolveDir(notebookDir, raw, create, confined);
     return {
       sets: policy.sets,
       notebookDir,
 
       async pull(request) {
-        const dir = await resolveDir(notebookDir, request.path, true);
+        const dir = await resolve(request.path, true);
         return guarded(
           policy,
           dir,
@@ -706,7 +724,7 @@ export async function createNotebookService(config: EngineConfig): Promise<Noteb
         checkMessage(request.message);
         checkActor(request.actor);
         if (commitRefused) throw readOnlySession();
-        const dir = await resolveDir(notebookDir, raw, false);
+        const dir = await resolve(raw, false);
         if (!(await registry.list()).includes(dir)) {
           // contract §2 order: lock, pending repair, then NOT_PULLED. Without a state record there
           // is nothing to repair and nothing is created; with one (a first pull that failed
@@ -735,7 +753,7 @@ export async function createNotebookService(config: EngineConfig): Promise<Noteb
       },
 
       async status(request) {
-        const dir = await resolveDir(notebookDir, request.path, false);
+        const dir = await resolve(request.path, false);
         const current = await readCurrentClassified();
         if (!(await isPulled(dir))) return notPulledStatus(dir, current?.manifest);
         return guarded(policy, dir, request, async (ctx) =>
@@ -747,7 +765,7 @@ export async function createNotebookService(config: EngineConfig): Promise<Noteb
         if (!Number.isSafeInteger(request.limit) || request.limit < 1) {
           throw invalidArguments('the number of publications must be a whole number of at least 1');
         }
-        const dir = await resolveDir(notebookDir, request.path, false);
+        const dir = await resolve(request.path, false);
         if (!(await isPulled(dir))) throw notPulled();
         return guarded(
           policy,
@@ -783,7 +801,7 @@ export async function createNotebookService(config: EngineConfig): Promise<Noteb
         if (!Number.isSafeInteger(request.generation) || request.generation < 1) {
           throw invalidArguments('the generation must be a whole number of at least 1');
         }
-        const dir = await resolveDir(notebookDir, raw, false);
+        const dir = await resolve(raw, false);
         if (!(await isPulled(dir))) throw notPulled();
         return guarded(
           policy,
@@ -814,7 +832,7 @@ export async function createNotebookService(config: EngineConfig): Promise<Noteb
           throw invalidArguments('the number of publications must be a whole number of at least 1');
         if (!Number.isSafeInteger(offset) || offset < 0)
           throw invalidArguments('the offset must be a whole number of at least 0');
-        return reading(notebookDir, policy, request, async (ctx, current) => {
+        return reading(resolve, policy, request, async (ctx, current) => {
           const manifest = current?.manifest;
           const page =
             manifest === undefined
@@ -842,7 +860,7 @@ export async function createNotebookService(config: EngineConfig): Promise<Noteb
 
       async publication(request) {
         checkGeneration(request.generation);
-        return reading(notebookDir, policy, request, async (ctx, current) => ({
+        return reading(resolve, policy, request, async (ctx, current) => ({
           ...(await publicationDetail(ctx, current?.manifest, request.generation)),
           storeGeneration: Number(current?.manifest.generation ?? 0n),
         }));
@@ -850,7 +868,7 @@ export async function createNotebookService(config: EngineConfig): Promise<Noteb
 
       async files(request) {
         checkGeneration(request.generation);
-        return reading(notebookDir, policy, request, async (ctx, current) => {
+        return reading(resolve, policy, request, async (ctx, current) => {
           const found = incrementAt(current?.manifest, request.generation);
           if (found === undefined) return { generation: 0, files: [] };
           const entries = await stateAtIncrement(ctx, found.increment);
@@ -862,14 +880,14 @@ export async function createNotebookService(config: EngineConfig): Promise<Noteb
       },
 
       async readFile(request) {
-        return reading(notebookDir, policy, request, async (ctx, current) => ({
+        return reading(resolve, policy, request, async (ctx, current) => ({
           file: request.file,
           ...(await fileAt(ctx, current?.manifest, request)),
         }));
       },
 
       async blame(request) {
-        return reading(notebookDir, policy, request, async (ctx, current) => {
+        return reading(resolve, policy, request, async (ctx, current) => {
           const { generation, content } = await fileAt(ctx, current?.manifest, request);
           if (asText(content) === undefined || current === undefined)
             throw fileNotFound(request.file, generation);
@@ -943,7 +961,7 @@ export async function createNotebookService(config: EngineConfig): Promise<Noteb
         'notebookDir',
         `the session directory ${dir} is outside the workspace root`,
       );
-    return participant(dir, policy, options.commitRefused ?? false);
+    return participant(dir, policy, options.commitRefused ?? false, options.confined ?? false);
   }
 
   async function forget(dir: string): Promise<void> {
@@ -963,5 +981,5 @@ export async function createNotebookService(config: EngineConfig): Promise<Noteb
   // Claimed from the start, so a restarted hub's wait for its exiting predecessor overlaps
   // its start-up instead of its first call.
   if (cfg.sharedObjects) void claimShared();
-  return participant(processNotebookDir, processPolicy, false);
+  return participant(processNotebookDir, processPolicy, false, false);
 }

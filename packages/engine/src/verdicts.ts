@@ -54,6 +54,19 @@ export function readOnlySession(): DomainError {
   });
 }
 
+/**
+ * INVALID_REQUEST · PATH_OUTSIDE_TOKEN_DIR: an HTTP token's call addressed a directory outside
+ * its own. Decided before the path is resolved, so nothing is read, made or named but the
+ * caller's own path and directory.
+ */
+export function outsideTokenDir(path: string, tokenDir: string): DomainError {
+  return new DomainError({
+    code: 'INVALID_REQUEST',
+    reason: 'PATH_OUTSIDE_TOKEN_DIR',
+    message: `${path} is outside this token's directory ${tokenDir}; a token reaches only its own directory and below.`,
+  });
+}
+
 /** INVALID_REQUEST · NOT_PULLED: decided before any store call. */
 export function notPulled(): DomainError {
   return new DomainError({

@@ -65,6 +65,11 @@ export const CATALOGUE = {
         retryable: false,
         when: 'the path resolves outside the workspace root',
       },
+      PATH_OUTSIDE_TOKEN_DIR: {
+        action: 'CHOOSE_PATH',
+        retryable: false,
+        when: "over HTTP, the path is not the token's own directory or below it; nothing was read or changed",
+      },
       PATH_NOT_DIRECTORY: {
         action: 'CHOOSE_PATH',
         retryable: false,

@@ -38,7 +38,7 @@ const ONLY: Partial<Record<FlagName, readonly CommandName[]>> = {
   'allow-origin': ['serve'],
   'max-sessions': ['serve'],
   'session-idle-timeout': ['serve'],
-  'session-calls': ['serve'],
+  'token-calls': ['serve'],
 };
 
 /**
@@ -68,7 +68,7 @@ export const OPTIONS = {
   'allow-origin': { type: 'string', multiple: true },
   'max-sessions': { type: 'string' },
   'session-idle-timeout': { type: 'string' },
-  'session-calls': { type: 'string' },
+  'token-calls': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const satisfies ParseArgsConfig['options'];
 

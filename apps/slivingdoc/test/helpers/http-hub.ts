@@ -61,6 +61,8 @@ export class HttpSession {
 /** The built bin's `serve --listen 127.0.0.1:0`, its URL read from its start-up log record. */
 export class HubProcess {
   readonly records: Record<string, unknown>[] = [];
+  /** What the hub printed on stdout (its start-up banner). */
+  stdout = '';
   url = '';
   readonly exited: Promise<number | null>;
   #rest = '';
@@ -87,9 +89,11 @@ export class HubProcess {
           try {
             const record = JSON.parse(line) as Record<string, unknown>;
             hub.records.push(record);
-            if (record.msg === 'serving MCP over Streamable HTTP') hub.url = record.url as string;
-            // The last start-up record: the hub is listening and has said all it says.
-            if (record.msg === 'add this server to a host (docs/hosts.md)') resolve();
+            // The start-up record: the hub is listening (its banner follows on stdout).
+            if (record.msg === 'serving MCP over Streamable HTTP') {
+              hub.url = record.url as string;
+              resolve();
+            }
           } catch {
             // A refusal line is plain text: kept in `stderr` for the error below.
           }
@@ -97,7 +101,10 @@ export class HubProcess {
       });
       child.once('exit', (code) => reject(new Error(`hub exited ${code}: ${stderr}`)));
     });
-    child.stdout!.resume();
+    child.stdout!.setEncoding('utf8');
+    child.stdout!.on('data', (text: string) => {
+      hub.stdout += text;
+    });
     await started;
     return hub;
   }
