@@ -269,6 +269,7 @@ async function runHubComparison(
           }),
         newSessionMs: (pool) => (pool as HubPool).newSessionMs(),
         newSessions: shape.newSessions.hub,
+        reconnectMs: (pool) => (pool as HubPool).reconnectMs(),
       });
       const comparison: HubComparison = { scenario: 'hub', store, stdio, hub };
       acc.hub = [...(acc.hub ?? []), comparison];

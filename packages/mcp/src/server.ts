@@ -13,6 +13,12 @@ import {
   ProtocolError,
 } from './jsonrpc';
 import { negotiateProtocolVersion } from './protocol-versions';
+import {
+  discoverResult,
+  isStatelessRequest,
+  statelessClientInfo,
+  statelessResult,
+} from './stateless';
 import { BASE_DESCRIPTIONS, baseInstructions, INPUT_SCHEMAS, TOOL_NAMES } from './tools';
 
 /** What the adapter needs to build a server. */
@@ -86,6 +92,7 @@ export class NotebookMcpServer {
   readonly #instructions: string;
   #transport: Transport | undefined;
   #client: ClientInfo | undefined;
+  #statelessSeen = false;
   /** Requests being answered, so a cancellation or a close can abort them. */
   readonly #inFlight = new Map<RequestId, AbortController>();
 
@@ -146,10 +153,7 @@ export class NotebookMcpServer {
     this.#inFlight.set(request.id, controller);
     let response: JSONRPCMessage;
     try {
-      const result = await this.#handle(request, controller.signal);
-      response = { jsonrpc: '2.0', id: request.id, result };
-    } catch (error) {
-      response = { jsonrpc: '2.0', id: request.id, error: errorOf(error) };
+      response = await this.answer(request, controller.signal);
     } finally {
       if (this.#inFlight.get(request.id) === controller) this.#inFlight.delete(request.id);
     }
@@ -160,11 +164,37 @@ export class NotebookMcpServer {
     });
   }
 
+  /**
+   * The response to one request, without a transport: how `serve --listen` answers a
+   * sessionless 2026-07-28 POST. A 2026-07-28 request's result carries `resultType`; over a
+   * transport the first such request's `_meta` client info is the client's for good.
+   */
+  async answer(request: Request, signal: AbortSignal): Promise<JSONRPCMessage> {
+    const stateless = isStatelessRequest(request.params);
+    if (stateless && !this.#statelessSeen) {
+      // The first 2026-07-28 request names the client for good (its actor over stdio).
+      this.#statelessSeen = true;
+      this.#client ??= statelessClientInfo(request.params);
+    }
+    try {
+      const result = await this.#handle(request, signal);
+      return {
+        jsonrpc: '2.0',
+        id: request.id,
+        result: stateless ? statelessResult(request.method, result) : result,
+      };
+    } catch (error) {
+      return { jsonrpc: '2.0', id: request.id, error: errorOf(error) };
+    }
+  }
+
   async #handle(request: Request, signal: AbortSignal): Promise<Record<string, unknown>> {
     const params = request.params as Params;
     switch (request.method) {
       case 'initialize':
         return this.#initialize(params);
+      case 'server/discover':
+        return discoverResult({ version: this.#options.version, instructions: this.#instructions });
       case 'ping':
         return {};
       case 'tools/list':

@@ -22,6 +22,8 @@ export interface HubSide {
   saturation: { writers: number; one: number; many: number };
   /** Connect (initialize) → first notes_pull answered, ms. */
   newSession: LatencySummary;
+  /** The same for an agent reconnecting with its token (its directory already pulled); hub only. */
+  reconnect?: LatencySummary;
 }
 
 export interface HubComparison {
@@ -73,6 +75,7 @@ export async function measureSide(opts: {
   makePool: () => Promise<WriterPool>;
   newSessionMs: (pool: WriterPool) => Promise<number>;
   newSessions: number;
+  reconnectMs?: (pool: WriterPool) => Promise<number>;
 }): Promise<HubSide> {
   const { config, system, store } = opts;
   const pool = await opts.makePool();
@@ -99,6 +102,10 @@ export async function measureSide(opts: {
     const many = await rate(config.saturationWriters);
     const samples: number[] = [];
     for (let i = 0; i < opts.newSessions; i++) samples.push(await opts.newSessionMs(pool));
+    const reconnects: number[] = [];
+    if (opts.reconnectMs)
+      for (let i = 0; i < opts.newSessions; i++) reconnects.push(await opts.reconnectMs(pool));
+    const reconnect = summarize(reconnects);
     return {
       system,
       sessions: config.sessions,
@@ -107,6 +114,7 @@ export async function measureSide(opts: {
       append,
       saturation: { writers: config.saturationWriters, one, many },
       newSession: summarize(samples)!,
+      ...(reconnect === undefined ? {} : { reconnect }),
     };
   } finally {
     await pool.close();
@@ -160,6 +168,12 @@ export function hubRows(comparisons: readonly HubComparison[]): string[][] {
       'new session: initialize → first pull, p50 ms',
       stdio === undefined ? '-' : `${fixed(stdio.newSession.p50)} (spawn included)`,
       fixed(hub.newSession.p50),
+      '≤ 50',
+    );
+    row(
+      'reconnecting agent: initialize → first pull, p50 ms',
+      '-',
+      fixed(hub.reconnect?.p50),
       '≤ 50',
     );
   }

@@ -19,6 +19,7 @@ import {
   batchCallsWithDuplicateKeys,
   createMcpServer,
   DuplicateKeyLedger,
+  isStatelessRequest,
   type NotebookMcpServer,
   toolCallHasDuplicateKeys,
 } from '@slivingdoc/mcp';
@@ -88,6 +89,11 @@ export class SessionHub {
   readonly #tokenCalls = new Map<string, number>();
   /** POST requests in progress over all sessions, so shutdown can wait for their answers. */
   readonly #requests = new Set<Promise<void>>();
+  /** Each grant's server for sessionless (2026-07-28) requests. */
+  readonly #stateless = new WeakMap<
+    TokenGrant,
+    Promise<{ server: NotebookMcpServer; duplicateKeys: DuplicateKeyLedger }>
+  >();
   /** Tokens whose directory this hub served, settled at exit. */
   readonly #served = new Set<string>();
   #closing = false;
@@ -200,6 +206,8 @@ export class SessionHub {
       });
     }
     let session = existing;
+    if (session === undefined && isStateless(parsed))
+      return this.#answerStateless(res, grant, parsed, text);
     if (session === undefined) {
       if (!isInitialize(parsed))
         return this.#refuse(req, res, {
@@ -269,29 +277,75 @@ export class SessionHub {
     void session.transport.close();
   }
 
+  /**
+   * A sessionless 2026-07-28 message: a request is answered with one JSON response by the
+   * token's own server (the same tools, results and records as a session's), a notification
+   * with 202. Closing the connection cancels the call.
+   */
+  async #answerStateless(
+    res: ServerResponse,
+    grant: TokenGrant,
+    parsed: { id?: unknown; method: string },
+    text: string,
+  ): Promise<void> {
+    if (parsed.id === undefined) {
+      res.writeHead(202).end();
+      return;
+    }
+    const { server, duplicateKeys } = await this.#statelessServer(grant);
+    markDuplicateKeys(parsed, text, duplicateKeys);
+    const cancel = new AbortController();
+    res.once('close', () => cancel.abort());
+    const response = await server.answer(
+      parsed as Parameters<NotebookMcpServer['answer']>[0],
+      cancel.signal,
+    );
+    if (cancel.signal.aborted) return;
+    res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify(response));
+  }
+
+  /** The server that answers a token's sessionless requests, made at its first one. */
+  #statelessServer(
+    grant: TokenGrant,
+  ): Promise<{ server: NotebookMcpServer; duplicateKeys: DuplicateKeyLedger }> {
+    // By grant: a token re-added with other rights is another grant, and gets another server.
+    let made = this.#stateless.get(grant);
+    if (made === undefined) {
+      const duplicateKeys = new DuplicateKeyLedger();
+      made = this.#server(grant, duplicateKeys).then((server) => ({ server, duplicateKeys }));
+      made.catch(() => this.#stateless.delete(grant));
+      this.#stateless.set(grant, made);
+    }
+    return made;
+  }
+
+  /** The MCP server of one of `grant`'s clients: a participant confined to the token's directory. */
+  async #server(grant: TokenGrant, duplicateKeys: DuplicateKeyLedger): Promise<NotebookMcpServer> {
+    const participant = await this.#init.service.session({
+      notebookDir: this.tokenDir(grant.name),
+      confined: true,
+      ...(grant.writable === undefined ? {} : { writable: [...grant.writable] }),
+      ...(grant.readOnlyPaths === undefined ? {} : { readOnly: [...grant.readOnlyPaths] }),
+      commitRefused: grant.readOnly,
+    });
+    this.#served.add(grant.name);
+    return createMcpServer({
+      version: VERSION,
+      service: trackInFlight(participant).service,
+      logger: this.#init.logging.module('mcp'),
+      scrubber: this.#init.scrubber,
+      duplicateKeys,
+      // The token's name is the actor: a client cannot claim another (docs/hosts.md).
+      actor: grant.name,
+    });
+  }
+
   /** A new session for `grant`: a participant in its token's directory, its MCP server. */
   async #open(grant: TokenGrant): Promise<Session> {
     this.#opening += 1;
     try {
-      const dir = this.tokenDir(grant.name);
-      const participant = await this.#init.service.session({
-        notebookDir: dir,
-        confined: true,
-        ...(grant.writable === undefined ? {} : { writable: [...grant.writable] }),
-        ...(grant.readOnlyPaths === undefined ? {} : { readOnly: [...grant.readOnlyPaths] }),
-        commitRefused: grant.readOnly,
-      });
-      this.#served.add(grant.name);
       const duplicateKeys = new DuplicateKeyLedger();
-      const server = createMcpServer({
-        version: VERSION,
-        service: trackInFlight(participant).service,
-        logger: this.#init.logging.module('mcp'),
-        scrubber: this.#init.scrubber,
-        duplicateKeys,
-        // The token's name is the actor: a session cannot claim another (docs/hosts.md).
-        actor: grant.name,
-      });
+      const server = await this.#server(grant, duplicateKeys);
       const { listen, port } = this.#init;
       const transport = new StreamableHTTPServerTransport({
         sessionIdGenerator: randomUUID,
@@ -383,6 +437,17 @@ export class SessionHub {
     );
     writeRefusal(res, refusal);
   }
+}
+
+/** True for one JSON-RPC message of the stateless revision (2026-07-28 in its `_meta`). */
+function isStateless(message: unknown): message is { id?: unknown; method: string } {
+  return (
+    typeof message === 'object' &&
+    message !== null &&
+    !Array.isArray(message) &&
+    typeof (message as { method?: unknown }).method === 'string' &&
+    isStatelessRequest((message as { params?: unknown }).params)
+  );
 }
 
 /** True for one JSON-RPC `initialize` request (alone: the SDK refuses it inside a batch). */
