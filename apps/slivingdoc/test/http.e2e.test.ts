@@ -169,11 +169,19 @@ describe('serve --listen: tokens decide actor, rights and path sets', () => {
     const dirs = sessions.map((session) => session.notebookDir);
     expect(new Set(dirs).size).toBe(10);
     expect(dirs.filter((dir) => dir.endsWith('/agent-3'))).toHaveLength(10);
+    // Ten sessions share each directory, so their calls queue on its lock; one that waits
+    // past the lock timeout (a loaded machine) is PATH_BUSY, retryable, and is retried.
+    const untilFree = async (call: () => Promise<ToolResult>) => {
+      for (;;) {
+        const result = await call();
+        if (result.structured.code !== 'PATH_BUSY') return result;
+      }
+    };
     const results = await Promise.all(
       sessions.map(async (session, i) => {
-        await session.call('notes_pull', {});
+        await untilFree(() => session.call('notes_pull', {}));
         writeFileSync(join(session.notebookDir, `file-${i}.md`), `line of ${i}\n`);
-        return session.call('notes_commit', { message: `commit ${i}` });
+        return untilFree(() => session.call('notes_commit', { message: `commit ${i}` }));
       }),
     );
     expect(results.filter((result) => result.isError).map((r) => r.text)).toEqual([]);
@@ -335,9 +343,10 @@ describe('serve --listen: the end of a session', () => {
 
   it('SIGTERM answers the calls in flight, then ends every session and exits 0', async () => {
     const env = { ...sandbox(), LOG_LEVEL: 'app=debug,info' };
-    const token = addToken(env, 'alice');
+    // A token each: eight calls in flight at once, none waiting for another's directory.
+    const tokens = Array.from({ length: 8 }, (_, i) => addToken(env, `agent-${i}`));
     const hub = await startHub(env);
-    const sessions = await Promise.all(Array.from({ length: 8 }, () => hub.connect(token)));
+    const sessions = await Promise.all(tokens.map((token) => hub.connect(token)));
     for (const session of sessions) await session.call('notes_pull', {});
     const calls = sessions.map((session, i) => {
       writeFileSync(join(session.notebookDir, `f${i}.md`), `${i}\n`);
