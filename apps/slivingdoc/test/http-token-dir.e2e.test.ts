@@ -225,6 +225,22 @@ describe('a token owns its directory', () => {
     expect((await a.call('notes_pull', { path: join(root, 'alice') })).isError).toBe(false);
   });
 
+  it('a token removed and added again under its old name takes up its old directory', async () => {
+    const { env, root } = workspace();
+    const first = addToken(env, 'alice');
+    const hub = await startHub(env, ['--workspace-root', root]);
+    const before = await hub.connect(first);
+    await before.call('notes_pull', {});
+    writeFileSync(join(root, 'alice', 'draft.md'), 'kept across tokens\n');
+    expect(runBin(['token', 'remove', 'alice'], env).status).toBe(0);
+    const again = addToken(env, 'alice');
+    const after = await hub.connect(again);
+    expect(after.notebookDir).toBe(join(root, 'alice'));
+    const pulled = await after.call('notes_pull', {});
+    expect(pulled.structured).toMatchObject({ code: 'OK', path: join(root, 'alice') });
+    expect(readFileSync(join(root, 'alice', 'draft.md'), 'utf8')).toBe('kept across tokens\n');
+  });
+
   it('warns once at start-up about leftover NAME+N directories with unpublished edits, and deletes none', async () => {
     const { env, root } = workspace();
     const token = addToken(env, 'alice');

@@ -44,6 +44,41 @@ describe('sessions: participants of one service (serve --listen)', () => {
     });
   });
 
+  it('a confined session reaches only its directory and below; anything else creates and reads nothing', async () => {
+    const p = await participant(memoryStore());
+    const alice = await p.service.session({
+      notebookDir: join(p.workspaceRoot, 'alice'),
+      confined: true,
+    });
+    const bob = await p.service.session({ notebookDir: join(p.workspaceRoot, 'bob') });
+    await bob.pull({});
+    await put(bob.notebookDir, 'secret.md', 'unpublished\n');
+    const outside = [
+      bob.notebookDir,
+      join(bob.notebookDir, 'sub'),
+      `${join(p.workspaceRoot, 'alice')}/../bob`,
+      p.workspaceRoot,
+      join(p.workspaceRoot, 'alice-other'),
+    ];
+    for (const path of outside)
+      for (const call of [
+        () => alice.pull({ path }),
+        () => alice.commit({ path, message: 'm' }),
+        () => alice.status({ path }),
+        () => alice.log({ path, limit: 1 }),
+      ])
+        expect(await rejection(call())).toMatchObject({
+          code: 'INVALID_REQUEST',
+          reason: 'PATH_OUTSIDE_TOKEN_DIR',
+        });
+    expect(existsSync(join(bob.notebookDir, 'sub'))).toBe(false);
+    expect(existsSync(join(p.workspaceRoot, 'alice-other'))).toBe(false);
+    expect(await get(bob.notebookDir, 'secret.md')).toBe('unpublished\n');
+    expect(await alice.pull({ path: join(p.workspaceRoot, 'alice') })).toMatchObject({
+      code: 'OK',
+    });
+  });
+
   it('a commit-refused session pulls but answers every commit and revert READ_ONLY_SESSION', async () => {
     const p = await participant(memoryStore());
     const reader = await p.service.session({
