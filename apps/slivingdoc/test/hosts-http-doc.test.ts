@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -179,6 +179,45 @@ describe("README, 'Many agents on one host'", () => {
     const page = await fetch(real(address!), { redirect: 'manual' });
     expect(page.status, await page.text()).toBeLessThan(400);
     expect(page.headers.get('set-cookie')).toMatch(/./);
+  });
+});
+
+// docs/hosts.md's "Keeping the hub running": the systemd unit's and the launchd agent's
+// command is the hub's, and it starts (port 7077 replaced by a free one, the home by a sandbox).
+describe("docs/hosts.md, 'Keeping the hub running'", () => {
+  const keepStart = page.indexOf('## Keeping the hub running');
+  const keep = page.slice(keepStart, page.indexOf('\n## ', keepStart + 1));
+  const fenced = (lang: string) =>
+    new RegExp(`^\`\`\`${lang}\\n([\\s\\S]*?)^\`\`\``, 'm').exec(keep)?.[1] ?? '';
+
+  it('the systemd unit and the launchd agent run the same hub command, and it starts', async () => {
+    const unit = fenced('ini');
+    const execStart = /^ExecStart=(.+)$/m.exec(unit)?.[1];
+    expect(unit).toMatch(/^Restart=on-failure$/m);
+    const words = shellWords(execStart!);
+    expect(words.slice(0, 4)).toEqual(['/usr/bin/env', 'npx', '-y', 'slivingdoc']);
+    const hubArgs = words.slice(4);
+    expect(hubArgs).toEqual([
+      'serve',
+      '--listen',
+      '127.0.0.1:7077',
+      '--workspace-root',
+      '%h/notebooks',
+    ]);
+    const plist = fenced('xml');
+    expect(plist).toContain('<key>KeepAlive</key><true/>');
+    const line = /exec npx -y slivingdoc ([^<]+)<\/string>/.exec(plist)?.[1];
+    expect(shellWords(line!)).toEqual([...hubArgs.slice(0, 4), '$HOME/notebooks']);
+
+    const home = mkdtempSync(join(env.HOME!, 'unit-home-'));
+    const root = join(home, 'notebooks');
+    mkdirSync(root);
+    const kept = await HubProcess.start([hubArgs[3]!, root], env);
+    try {
+      expect(kept.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/mcp$/);
+    } finally {
+      await kept.stop();
+    }
   });
 });
 
