@@ -1,5 +1,6 @@
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { until } from '@slivingdoc/testkit/until';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { assertBuilt, runBin, sandboxEnv } from './helpers/bin';
 import {
@@ -214,7 +215,7 @@ describe('serve --listen: refusals before any MCP handling', () => {
     expect(third.status).toBe(503);
     expect(third.headers['retry-after']).toBe('5');
 
-    await waitFor(() => hub.logged('request refused').length === 6);
+    await until(() => hub.logged('request refused').length === 6, 'six refusals logged');
     const refused = hub.logged('request refused');
     expect(refused.map((r) => r.status)).toEqual([401, 401, 403, 403, 413, 503]);
     expect(refused.every((r) => r.level === 'warn' || r.level === 40)).toBe(true);
@@ -237,19 +238,16 @@ describe('serve --listen: refusals before any MCP handling', () => {
     const slow = request(hub.url, { method: 'POST', headers });
     slow.on('error', () => undefined);
     slow.write('{"jsonrpc":"2.0",');
-    let second = await rawRequest(hub.url, {
-      headers,
-      body: '{"jsonrpc":"2.0","id":9,"method":"ping"}',
-    });
-    while (second.status !== 429) {
-      // The slow request may not have reached the hub yet: ask again until it holds the place.
-      await new Promise((resolve) => setTimeout(resolve, 20));
+    // The slow request may not have reached the hub yet: ask again until it holds the place.
+    let second: Awaited<ReturnType<typeof rawRequest>> | undefined;
+    await until(async () => {
       second = await rawRequest(hub.url, {
         headers,
         body: '{"jsonrpc":"2.0","id":9,"method":"ping"}',
       });
-    }
-    expect(second.headers['retry-after']).toBe('1');
+      return second.status === 429;
+    }, 'a second request refused with 429 while the slow one holds the place');
+    expect(second?.headers['retry-after']).toBe('1');
     slow.destroy();
   });
 
@@ -281,7 +279,10 @@ describe('serve --listen: the end of a session', () => {
     const dir = session.notebookDir;
     expect(existsSync(dir)).toBe(true);
     await session.terminate();
-    await waitFor(() => hub.logged('session ended').length === 1 && !existsSync(dir));
+    await until(
+      () => hub.logged('session ended').length === 1 && !existsSync(dir),
+      'the session ended and its directory was removed',
+    );
     await expect(session.call('notes_pull', {})).rejects.toThrow();
   });
 
@@ -293,8 +294,9 @@ describe('serve --listen: the end of a session', () => {
     await session.call('notes_pull', {});
     writeFileSync(join(session.notebookDir, 'draft.md'), 'unpublished\n');
     await session.terminate();
-    await waitFor(
+    await until(
       () => hub.logged('session directory kept: it holds unpublished edits').length === 1,
+      'the kept directory logged',
     );
     expect(readFileSync(join(session.notebookDir, 'draft.md'), 'utf8')).toBe('unpublished\n');
   });
@@ -305,7 +307,7 @@ describe('serve --listen: the end of a session', () => {
     const hub = await startHub(env, ['--session-idle-timeout', '1']);
     const session = await hub.connect(token);
     await session.call('notes_pull', {});
-    await waitFor(() => hub.logged('session idle: ending it').length === 1);
+    await until(() => hub.logged('session idle: ending it').length === 1, 'the idle session ended');
     await expect(session.call('notes_pull', {})).rejects.toThrow();
   });
 
@@ -319,10 +321,11 @@ describe('serve --listen: the end of a session', () => {
       writeFileSync(join(session.notebookDir, `f${i}.md`), `${i}\n`);
       return session.call('notes_commit', { message: `c${i}` });
     });
-    await waitFor(
+    await until(
       () =>
         hub.records.filter((r) => r.msg === 'tool call started' && r.tool === 'notes_commit')
           .length === 8,
+      'eight commits started',
     );
     hub.child.kill('SIGTERM');
     const results = await Promise.all(calls);
@@ -357,7 +360,11 @@ describe('serve --listen: a hub killed mid-burst', () => {
         if (!result.isError) acknowledged.get(name)!.push(line);
       }
     });
-    await waitFor(() => [...acknowledged.values()].every((lines) => lines.length >= 3));
+    await until(
+      () => [...acknowledged.values()].every((lines) => lines.length >= 3),
+      'three acknowledged commits per writer',
+      { withinMs: 120_000 },
+    );
     killed = true;
     await hub.stop('SIGKILL');
     // The calls in flight when the hub died end with the connection.
@@ -508,8 +515,3 @@ describe('serve --listen: one object database for every session (docs/engine.md)
     expect(second.logged(NOT_SHARED)).toHaveLength(1);
   });
 });
-
-/** Polls `condition` until it holds (the test's own timeout bounds the wait). */
-async function waitFor(condition: () => boolean): Promise<void> {
-  while (!condition()) await new Promise((resolve) => setTimeout(resolve, 50));
-}

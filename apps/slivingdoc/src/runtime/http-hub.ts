@@ -168,7 +168,7 @@ export class SessionHub {
       // Held from the first byte: a slow body occupies its place like a running call.
       this.#hold(existing, res);
     }
-    const body = await readBody(req);
+    const body = await readBody(req, res);
     if (!body.ok) return this.#refuse(req, res, body);
     const text = body.body.toString('utf8');
     let parsed: unknown;
@@ -206,7 +206,11 @@ export class SessionHub {
   #hold(session: Session, res: ServerResponse): void {
     session.active += 1;
     session.lastSeen = Date.now();
-    const done = new Promise<void>((resolve) => res.once('close', resolve));
+    // Released when the answer is sent: a refusal's lingering close does not hold the place.
+    const done = new Promise<void>((resolve) => {
+      res.once('finish', resolve);
+      res.once('close', resolve);
+    });
     this.#requests.add(done);
     void done.then(() => {
       session.active -= 1;
