@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { until } from '@slivingdoc/testkit/until';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { assertBuilt, bin, sandboxEnv } from './helpers/bin';
 import { HubProcess, withConfigHome } from './helpers/http-hub';
@@ -79,7 +80,7 @@ describe('docs/hosts.md, Streamable HTTP', () => {
 
   it('the hub prints its URL, the claude mcp add line and the view address on stdout', async () => {
     expect(hub.url).toBe(`http://127.0.0.1:${hub.port}/mcp`);
-    await waitFor(() => hub.stdout.includes('tokens:'));
+    await until(() => hub.stdout.includes('tokens:'), 'the whole banner on stdout');
     expect(hub.stdout).toContain(
       `claude mcp add --transport http slivingdoc ${hub.url} --header "Authorization: Bearer <token>"`,
     );
@@ -220,8 +221,3 @@ describe("docs/hosts.md, 'Keeping the hub running'", () => {
     }
   });
 });
-
-/** Polls `condition` until it holds (the test's own timeout bounds the wait). */
-async function waitFor(condition: () => boolean): Promise<void> {
-  while (!condition()) await new Promise((resolve) => setTimeout(resolve, 50));
-}

@@ -10,6 +10,7 @@ import { request } from 'node:http';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { until } from '@slivingdoc/testkit/until';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { assertBuilt, runBin, sandboxEnv } from './helpers/bin';
 import {
@@ -86,16 +87,12 @@ function holdRequest(url: string, headers: Record<string, string>): () => void {
 
 /** Asks until the answer has `status` (a held request may not have reached the hub yet). */
 async function untilStatus(ask: () => ReturnType<typeof rawRequest>, status: number) {
-  for (;;) {
-    const answer = await ask();
-    if (answer.status === status) return answer;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
-
-/** Polls `condition` until it holds (the test's own timeout bounds the wait). */
-async function waitFor(condition: () => boolean): Promise<void> {
-  while (!condition()) await new Promise((resolve) => setTimeout(resolve, 50));
+  let answer: Awaited<ReturnType<typeof rawRequest>> | undefined;
+  await until(async () => {
+    answer = await ask();
+    return answer.status === status;
+  }, `an answer with status ${status}`);
+  return answer!;
 }
 
 /** Every line of `file` in a fresh directory pulled by the CLI: what the store holds. */
@@ -193,7 +190,7 @@ describe('a token owns its directory', () => {
       headers: { Host: `127.0.0.1:${hub.port}` },
     });
     expect(page.status).toBeLessThan(400);
-    await waitFor(() => existsSync(join(root, '.view')));
+    await until(() => existsSync(join(root, '.view')), 'the view pulled its directory');
     const before = JSON.stringify([readdirSync(root).sort(), readdirSync(join(root, 'bob'))]);
 
     const a = await hub.connect(alice);
@@ -250,7 +247,7 @@ describe('a token owns its directory', () => {
     const hub = await startHub(env, ['--workspace-root', root]);
     const warning =
       'directories of an earlier release (NAME+N) hold unpublished edits: publish them with "slivingdoc commit DIR -m …"; they are never deleted';
-    await waitFor(() => hub.logged(warning).length === 1);
+    await until(() => hub.logged(warning).length === 1, 'the leftover warning');
     expect(hub.logged(warning)[0]!.dirs).toEqual([join(root, 'alice+2')]);
     const session = await hub.connect(token);
     expect(session.notebookDir).toBe(join(root, 'alice'));
@@ -312,7 +309,7 @@ describe('sessions are cheap and never crowd out work', () => {
     expect(refused.headers['retry-after']).toBe('5');
     // Bob's flood evicts nothing busy: alice's session still answers once its request ends.
     release();
-    await waitFor(() => hub.logged('request refused').length >= 1);
+    await until(() => hub.logged('request refused').length >= 1, 'the 503 logged');
     const listed = await untilStatus(
       () =>
         rawRequest(hub.url, {
@@ -349,7 +346,7 @@ describe('sessions are cheap and never crowd out work', () => {
     const { env, root } = workspace();
     addToken(env, 'alice');
     const hub = await startHub(env, ['--workspace-root', root]);
-    await waitFor(() => hub.stdout.includes('tokens:'));
+    await until(() => hub.stdout.includes('tokens:'), 'the whole banner on stdout');
     const base = `http://127.0.0.1:${hub.port}`;
     expect(hub.stdout).toBe(
       [

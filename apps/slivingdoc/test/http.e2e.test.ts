@@ -1,5 +1,6 @@
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { until } from '@slivingdoc/testkit/until';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { assertBuilt, runBin, sandboxEnv } from './helpers/bin';
 import {
@@ -172,10 +173,12 @@ describe('serve --listen: tokens decide actor, rights and path sets', () => {
     // Ten sessions share each directory, so their calls queue on its lock; one that waits
     // past the lock timeout (a loaded machine) is PATH_BUSY, retryable, and is retried.
     const untilFree = async (call: () => Promise<ToolResult>) => {
-      for (;;) {
-        const result = await call();
-        if (result.structured.code !== 'PATH_BUSY') return result;
+      let result = await call();
+      for (let tries = 1; result.structured.code === 'PATH_BUSY'; tries += 1) {
+        if (tries === 20) throw new Error('never happened in 20 tries: the directory was free');
+        result = await call();
       }
+      return result;
     };
     const results = await Promise.all(
       sessions.map(async (session, i) => {
@@ -221,7 +224,7 @@ describe('serve --listen: refusals before any MCP handling', () => {
     const big = Buffer.alloc(2 * 1024 * 1024, 0x20);
     expect((await post(mcpHeaders(url, token), big)).status).toBe(413);
 
-    await waitFor(() => hub.logged('request refused').length === 5);
+    await until(() => hub.logged('request refused').length === 5, 'five refusals logged');
     const refused = hub.logged('request refused');
     expect(refused.map((r) => r.status)).toEqual([401, 401, 403, 403, 413]);
     expect(refused.every((r) => r.level === 'warn' || r.level === 40)).toBe(true);
@@ -247,19 +250,16 @@ describe('serve --listen: refusals before any MCP handling', () => {
     const slow = request(hub.url, { method: 'POST', headers });
     slow.on('error', () => undefined);
     slow.write('{"jsonrpc":"2.0",');
-    let second = await rawRequest(hub.url, {
-      headers,
-      body: '{"jsonrpc":"2.0","id":9,"method":"ping"}',
-    });
-    while (second.status !== 429) {
-      // The slow request may not have reached the hub yet: ask again until it holds the place.
-      await new Promise((resolve) => setTimeout(resolve, 20));
+    // The slow request may not have reached the hub yet: ask again until it holds the place.
+    let second: Awaited<ReturnType<typeof rawRequest>> | undefined;
+    await until(async () => {
       second = await rawRequest(hub.url, {
         headers,
         body: '{"jsonrpc":"2.0","id":9,"method":"ping"}',
       });
-    }
-    expect(second.headers['retry-after']).toBe('1');
+      return second.status === 429;
+    }, 'a second request refused with 429 while the slow one holds the place');
+    expect(second?.headers['retry-after']).toBe('1');
     // The place is the token's: its other session waits too, another token does not.
     const sibling = await rawRequest(hub.url, {
       headers: otherHeaders,
@@ -329,7 +329,7 @@ describe('serve --listen: the end of a session', () => {
     const hub = await startHub(env, ['--session-idle-timeout', '1']);
     const session = await hub.connect(token);
     await session.call('notes_pull', {});
-    await waitFor(() => hub.logged('session idle: ending it').length === 1);
+    await until(() => hub.logged('session idle: ending it').length === 1, 'the idle session ended');
     const answer = await rawRequest(hub.url, {
       headers: {
         ...mcpHeaders(hub.url, token),
@@ -352,10 +352,11 @@ describe('serve --listen: the end of a session', () => {
       writeFileSync(join(session.notebookDir, `f${i}.md`), `${i}\n`);
       return session.call('notes_commit', { message: `c${i}` });
     });
-    await waitFor(
+    await until(
       () =>
         hub.records.filter((r) => r.msg === 'tool call started' && r.tool === 'notes_commit')
           .length === 8,
+      'eight commits started',
     );
     hub.child.kill('SIGTERM');
     const results = await Promise.all(calls);
@@ -390,7 +391,11 @@ describe('serve --listen: a hub killed mid-burst', () => {
         if (!result.isError) acknowledged.get(name)!.push(line);
       }
     });
-    await waitFor(() => [...acknowledged.values()].every((lines) => lines.length >= 3));
+    await until(
+      () => [...acknowledged.values()].every((lines) => lines.length >= 3),
+      'three acknowledged commits per writer',
+      { withinMs: 120_000 },
+    );
     killed = true;
     await hub.stop('SIGKILL');
     // The calls in flight when the hub died end with the connection.
@@ -541,8 +546,3 @@ describe('serve --listen: one object database for every session (docs/engine.md)
     expect(second.logged(NOT_SHARED)).toHaveLength(1);
   });
 });
-
-/** Polls `condition` until it holds (the test's own timeout bounds the wait). */
-async function waitFor(condition: () => boolean): Promise<void> {
-  while (!condition()) await new Promise((resolve) => setTimeout(resolve, 50));
-}

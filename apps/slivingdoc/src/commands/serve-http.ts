@@ -8,6 +8,7 @@ import {
   PublicBindError,
   startListener,
   TokenFileError,
+  writeRefusal,
 } from '@slivingdoc/http';
 import { configuration, startup } from '../config/refusal';
 import type { AppConfig, ListenConfig } from '../config/types';
@@ -136,7 +137,12 @@ async function start(
     },
     (req, res) => {
       // The hub needs the bound port; a request in the instant before it exists waits for nothing.
-      if (hub === undefined) res.writeHead(503, { 'Retry-After': '1' }).end();
+      if (hub === undefined)
+        writeRefusal(res, {
+          status: 503,
+          reason: 'the server is starting',
+          headers: { 'Retry-After': '1' },
+        });
       else if (SessionHub.owns(new URL(req.url ?? '/', 'http://x').pathname)) hub.handle(req, res);
       else view(req, res);
     },

@@ -191,7 +191,7 @@ export class SessionHub {
       });
     const done = this.#hold(grant, res);
     if (existing !== undefined) this.#busy(existing, done);
-    const body = await readBody(req);
+    const body = await readBody(req, res);
     if (!body.ok) return this.#refuse(req, res, body);
     const text = body.body.toString('utf8');
     let parsed: unknown;
@@ -231,9 +231,10 @@ export class SessionHub {
   #hold(grant: TokenGrant, res: ServerResponse): Promise<void> {
     const name = grant.name;
     this.#tokenCalls.set(name, (this.#tokenCalls.get(name) ?? 0) + 1);
+    // Released when the answer is sent: a refusal's lingering close does not hold the place.
     const done = new Promise<void>((resolve) => {
-      res.once('close', resolve);
       res.once('finish', resolve);
+      res.once('close', resolve);
     });
     this.#requests.add(done);
     void done.then(() => {

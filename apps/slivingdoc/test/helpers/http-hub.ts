@@ -138,14 +138,20 @@ export class HubProcess {
   }
 }
 
-/** A raw HTTP request to the hub (for refusals the SDK client would never send). */
+/**
+ * A raw HTTP request to the hub (for refusals the SDK client would never send). Settles
+ * always: with the answer once it was read whole, or with the error when the connection
+ * failed before an answer came (a refusal's lingering close lets the answer be read first).
+ */
 export function rawRequest(
   url: string,
   init: { method?: string; headers?: Record<string, string | number>; body?: Buffer | string },
 ): Promise<{ status: number; headers: Record<string, unknown>; body: string }> {
   return new Promise((resolve, reject) => {
     const req = request(url, { method: init.method ?? 'POST', headers: init.headers ?? {} });
+    let answered = false;
     req.on('response', (res) => {
+      answered = true;
       let body = '';
       res.setEncoding('utf8');
       res.on('data', (chunk) => {
@@ -158,10 +164,11 @@ export function rawRequest(
           body,
         }),
       );
+      res.on('error', reject);
     });
-    // The hub may close the connection before a refused body is sent whole.
+    // After an answer, a failing upload of the rest of a refused body is no failure of the call.
     req.on('error', (error: NodeJS.ErrnoException) => {
-      if (error.code !== 'EPIPE' && error.code !== 'ECONNRESET') reject(error);
+      if (!answered) reject(new Error(`no answer from the hub: ${error.code ?? error.message}`));
     });
     req.end(init.body);
   });
