@@ -227,6 +227,23 @@ async function startView(env: NodeJS.ProcessEnv) {
 
 describe('members of a shared bucket, on the real S3 server, with the documented policies', () => {
   it(
+    'before anyone published, the reader pulls the empty notebook (ListBucket turns the absent current into a 404)',
+    SLOW,
+    async () => {
+      const env = memberEnv(reader, readerProxy, PREFIX_A);
+      const dir = join(env.HOME!, 'early');
+      const from = readerProxy.records.length;
+      expect(await ok(['pull', dir], env)).toMatch(/^OK {2}generation 0 {2}/);
+      expect(filesOf(dir).size).toBe(0);
+      expectOnlyRefusedProbes(readerProxy, from, 1);
+      // The GETs of the absent `current` were answered 404, not 403.
+      const reads = readerProxy.records.slice(from).filter((r) => r.key === `${PREFIX_A}/current`);
+      expect(reads.length).toBeGreaterThan(0);
+      for (const read of reads) expect(read.upstreamStatus).toBe(404);
+    },
+  );
+
+  it(
     'the writer, holding exactly the writer policy, commits many times, checkpoints, cleans up and reverts without one AccessDenied',
     SLOW,
     async () => {
