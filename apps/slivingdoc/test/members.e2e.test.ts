@@ -15,7 +15,12 @@ import {
   startFaultProxy,
 } from '@slivingdoc/testkit/fault-proxy';
 import type { S3TestEnv } from '@slivingdoc/testkit/rgw-server';
-import { createRgwUser, putBucketPolicy, type RgwUser } from '@slivingdoc/testkit/rgw-users';
+import {
+  createRgwUser,
+  putBucketPolicy,
+  putUserPolicy,
+  type RgwUser,
+} from '@slivingdoc/testkit/rgw-users';
 import { freshBucket, requireS3 } from '@slivingdoc/testkit/s3-server';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { assertBuilt, type BinRun, bin, runBinAsync, sandboxEnv } from './helpers/bin';
@@ -463,6 +468,55 @@ describe('members of a shared bucket, on the real S3 server, with the documented
         'published after the refusal\n',
       );
       expect(readFileSync(join(dir, 'notes', 'mine.md'), 'utf8')).toBe('the reader’s own note\n');
+    },
+  );
+
+  it(
+    'members holding only the documented IAM policies: the writer publishes, the reader reads it and is refused its commit',
+    SLOW,
+    async () => {
+      const [admin, iamReader, iamWriter] = await Promise.all([
+        createRgwUser(s3, 'policy-admin', 'user-policy=*'),
+        createRgwUser(s3, 'iam-reader'),
+        createRgwUser(s3, 'iam-writer'),
+      ]);
+      const at = { bucket, prefix: PREFIX_A };
+      await putUserPolicy(
+        s3,
+        admin,
+        iamReader,
+        'reader',
+        documentedPolicy('reader-iam-policy', at),
+      );
+      await putUserPolicy(
+        s3,
+        admin,
+        iamWriter,
+        'writer',
+        documentedPolicy('writer-iam-policy', at),
+      );
+
+      const proxy = await startFaultProxy({ target: s3.SLIVINGDOC_TEST_S3_ENDPOINT });
+      try {
+        const writing = memberEnv(iamWriter, proxy, PREFIX_A);
+        const dir = join(writing.HOME!, 'notebook');
+        await ok(['pull', dir], writing);
+        writeFileSync(join(dir, 'notes', 'iam.md'), 'published under an IAM policy\n');
+        await ok(['commit', dir, '-m', 'iam'], writing);
+        expect(proxy.records.filter((r) => r.upstreamStatus === 403)).toEqual([]);
+      } finally {
+        await proxy.close();
+      }
+      const reading = memberEnv(iamReader, undefined, PREFIX_A);
+      const dir = join(reading.HOME!, 'notebook');
+      await ok(['pull', dir], reading);
+      expect(readFileSync(join(dir, 'notes', 'iam.md'), 'utf8')).toBe(
+        'published under an IAM policy\n',
+      );
+      writeFileSync(join(dir, 'notes', 'iam.md'), 'edited by the IAM reader\n');
+      const refused = await run(['commit', dir, '-m', 'no'], reading);
+      expect(refused.status).toBe(1);
+      expect(refused.stdout).toContain('READ_ONLY_SESSION · STORE_READ_ONLY');
     },
   );
 

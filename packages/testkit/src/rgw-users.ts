@@ -21,7 +21,12 @@ export interface RgwUser {
  * on that cluster's conf. Throws (never skips) when the server was named from elsewhere and
  * its conf is unknown. `name` is suffixed with random bytes, so reruns never collide.
  */
-export async function createRgwUser(env: S3TestEnv, name: string): Promise<RgwUser> {
+export async function createRgwUser(
+  env: S3TestEnv,
+  name: string,
+  /** Admin capabilities to grant, e.g. `user-policy=*` to call the IAM API's user policies. */
+  caps?: string,
+): Promise<RgwUser> {
   const conf = env.SLIVINGDOC_TEST_RGW_CEPH_CONF;
   if (!conf)
     throw new Error(
@@ -42,6 +47,10 @@ export async function createRgwUser(env: S3TestEnv, name: string): Promise<RgwUs
     ],
     { env: { ...process.env, CEPH_CONF: conf } },
   );
+  if (caps !== undefined)
+    await run('radosgw-admin', ['caps', 'add', `--uid=${uid}`, `--caps=${caps}`], {
+      env: { ...process.env, CEPH_CONF: conf },
+    });
   return { uid, arn: `arn:aws:iam:::user/${uid}`, accessKeyId, secretAccessKey };
 }
 
@@ -59,4 +68,42 @@ export async function putBucketPolicy(
   } finally {
     client.destroy();
   }
+}
+
+/**
+ * Attaches an inline IAM policy to `user` through RGW's IAM API (`PutUserPolicy`), signed
+ * with curl's SigV4 as `admin`, a user holding the `user-policy=*` capability. RGW evaluates
+ * such a policy also for buckets other users own.
+ */
+export async function putUserPolicy(
+  env: S3TestEnv,
+  admin: RgwUser,
+  user: RgwUser,
+  policyName: string,
+  policy: { Version: string; Statement: unknown[] },
+): Promise<void> {
+  const { stdout } = await run('curl', [
+    '--silent',
+    '--show-error',
+    '--fail-with-body',
+    '--max-time',
+    '30',
+    '--aws-sigv4',
+    'aws:amz:us-east-1:iam',
+    '--user',
+    `${admin.accessKeyId}:${admin.secretAccessKey}`,
+    '--data-urlencode',
+    'Action=PutUserPolicy',
+    '--data-urlencode',
+    'Version=2010-05-08',
+    '--data-urlencode',
+    `UserName=${user.uid}`,
+    '--data-urlencode',
+    `PolicyName=${policyName}`,
+    '--data-urlencode',
+    `PolicyDocument=${JSON.stringify(policy)}`,
+    `${env.SLIVINGDOC_TEST_S3_ENDPOINT}/`,
+  ]);
+  if (!stdout.includes('<PutUserPolicyResponse'))
+    throw new Error(`PutUserPolicy gave no answer: ${stdout.slice(0, 500)}`);
 }
