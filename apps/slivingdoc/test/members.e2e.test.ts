@@ -591,6 +591,14 @@ describe('members of a shared bucket, on the real S3 server, with the documented
       const restarted = await McpServerProcess.start([], env, 'writer-agent');
       stdios.push(restarted);
       expect(restarted.client.getInstructions()).toMatch(new RegExp(`${STORE_SENTENCE}$`));
+      // It stays a reader until restarted, even once write access is given back.
+      await putBucketPolicy(s3, bucket, membersPolicy('writer'));
+      expect((await restarted.call('notes_pull', {})).isError).toBe(false);
+      writeFileSync(join(restarted.notebookDir, 'later.md'), 'after write access came back\n');
+      expectEnvelope(await restarted.call('notes_commit', { message: 'later' }), {
+        code: 'READ_ONLY_SESSION',
+        reason: 'STORE_READ_ONLY',
+      });
     },
   );
 });
