@@ -501,6 +501,7 @@ describe('members of a shared bucket, on the real S3 server, with the documented
         const writing = memberEnv(iamWriter, proxy, PREFIX_A);
         const dir = join(writing.HOME!, 'notebook');
         await ok(['pull', dir], writing);
+        mkdirSync(join(dir, 'notes'), { recursive: true });
         writeFileSync(join(dir, 'notes', 'iam.md'), 'published under an IAM policy\n');
         await ok(['commit', dir, '-m', 'iam'], writing);
         expect(proxy.records.filter((r) => r.upstreamStatus === 403)).toEqual([]);
