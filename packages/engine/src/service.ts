@@ -2,6 +2,7 @@ import { realpath, rm, stat } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { sep } from 'node:path';
 import {
+  type CommitRefusal,
   compareUtf8,
   DomainError,
   engineDetailFor,
@@ -68,7 +69,13 @@ import { revertLocked } from './revert';
 import { type NotebookStatus, notPulledStatus, statusLocked } from './status';
 import { conflictIssues, type Entry, enterDirectory, synchronize } from './sync';
 import { holdsUnpublishedEdits } from './unpublished';
-import { mergeConflict, notPulled, readOnlySession, resyncPending } from './verdicts';
+import {
+  mergeConflict,
+  notPulled,
+  readOnlySession,
+  readOnlyStore,
+  resyncPending,
+} from './verdicts';
 
 /** A pull request: the path is the caller's raw string (decoded, not yet resolved). */
 export interface PullRequest {
@@ -212,6 +219,11 @@ export interface NotebookService {
   readonly sets: PathSets;
   /** The service's own notebook directory (realpath). */
   readonly notebookDir: string;
+  /**
+   * Why every commit and revert of this participant is refused, if one is: `token` (a
+   * read-only session) or `store` (the store's credentials can only read).
+   */
+  readonly commitsRefused: CommitRefusal | undefined;
   pull(request: PullRequest): Promise<SuccessResult>;
   commit(request: CommitRequest): Promise<SuccessResult>;
   /**
@@ -674,9 +686,20 @@ export async function createNotebookService(config: EngineConfig): Promise<Noteb
     policy: PathPolicy,
     commitRefused: boolean,
   ): NotebookService {
+    const refusal: CommitRefusal | undefined = commitRefused
+      ? 'token'
+      : cfg.readOnlyStore
+        ? 'store'
+        : undefined;
+    /** Refuses a commit or revert of a read-only participant, before anything is read. */
+    const refuseCommits = () => {
+      if (refusal === 'token') throw readOnlySession();
+      if (refusal === 'store') throw readOnlyStore();
+    };
     return {
       sets: policy.sets,
       notebookDir,
+      commitsRefused: refusal,
 
       async pull(request) {
         const dir = await resolveDir(notebookDir, request.path, true);
@@ -705,7 +728,7 @@ export async function createNotebookService(config: EngineConfig): Promise<Noteb
         parseRequestPath(raw, { home: cfg.home });
         checkMessage(request.message);
         checkActor(request.actor);
-        if (commitRefused) throw readOnlySession();
+        refuseCommits();
         const dir = await resolveDir(notebookDir, raw, false);
         if (!(await registry.list()).includes(dir)) {
           // contract §2 order: lock, pending repair, then NOT_PULLED. Without a state record there
@@ -779,7 +802,7 @@ export async function createNotebookService(config: EngineConfig): Promise<Noteb
         parseRequestPath(raw, { home: cfg.home });
         if (request.message !== undefined) checkMessage(request.message);
         checkActor(request.actor);
-        if (commitRefused) throw readOnlySession();
+        refuseCommits();
         if (!Number.isSafeInteger(request.generation) || request.generation < 1) {
           throw invalidArguments('the generation must be a whole number of at least 1');
         }
