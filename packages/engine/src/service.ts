@@ -2,6 +2,7 @@ import { realpath, rm, stat } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { sep } from 'node:path';
 import {
+  type CommitRefusal,
   compareUtf8,
   DomainError,
   engineDetailFor,
@@ -73,6 +74,7 @@ import {
   notPulled,
   outsideTokenDir,
   readOnlySession,
+  readOnlyStore,
   resyncPending,
 } from './verdicts';
 
@@ -218,6 +220,11 @@ export interface NotebookService {
   readonly sets: PathSets;
   /** The service's own notebook directory (realpath). */
   readonly notebookDir: string;
+  /**
+   * Why every commit and revert of this participant is refused, if one is: `token` (a
+   * read-only session) or `store` (the store's credentials can only read).
+   */
+  readonly commitsRefused: CommitRefusal | undefined;
   pull(request: PullRequest): Promise<SuccessResult>;
   commit(request: CommitRequest): Promise<SuccessResult>;
   /**
@@ -692,9 +699,20 @@ export async function createNotebookService(config: EngineConfig): Promise<Noteb
   ): NotebookService {
     const resolve = (raw: string | undefined, create: boolean): Promise<string> =>
       resolveDir(notebookDir, raw, create, confined);
+    const refusal: CommitRefusal | undefined = commitRefused
+      ? 'token'
+      : cfg.readOnlyStore
+        ? 'store'
+        : undefined;
+    /** Refuses a commit or revert of a read-only participant, before anything is read. */
+    const refuseCommits = () => {
+      if (refusal === 'token') throw readOnlySession();
+      if (refusal === 'store') throw readOnlyStore();
+    };
     return {
       sets: policy.sets,
       notebookDir,
+      commitsRefused: refusal,
 
       async pull(request) {
         const dir = await resolve(request.path, true);
@@ -723,7 +741,7 @@ export async function createNotebookService(config: EngineConfig): Promise<Noteb
         parseRequestPath(raw, { home: cfg.home });
         checkMessage(request.message);
         checkActor(request.actor);
-        if (commitRefused) throw readOnlySession();
+        refuseCommits();
         const dir = await resolve(raw, false);
         if (!(await registry.list()).includes(dir)) {
           // contract §2 order: lock, pending repair, then NOT_PULLED. Without a state record there
@@ -797,7 +815,7 @@ export async function createNotebookService(config: EngineConfig): Promise<Noteb
         parseRequestPath(raw, { home: cfg.home });
         if (request.message !== undefined) checkMessage(request.message);
         checkActor(request.actor);
-        if (commitRefused) throw readOnlySession();
+        refuseCommits();
         if (!Number.isSafeInteger(request.generation) || request.generation < 1) {
           throw invalidArguments('the generation must be a whole number of at least 1');
         }

@@ -67,6 +67,16 @@ export function outsideTokenDir(path: string, tokenDir: string): DomainError {
   });
 }
 
+/** READ_ONLY_SESSION · STORE_READ_ONLY: the process is a reader; decided before anything is read. */
+export function readOnlyStore(): DomainError {
+  return new DomainError({
+    code: 'READ_ONLY_SESSION',
+    reason: 'STORE_READ_ONLY',
+    message:
+      'These store credentials can only read: notes_commit is refused and nothing was changed or published; your edits stay in the notebook directory. notes_pull still works.',
+  });
+}
+
 /** INVALID_REQUEST · NOT_PULLED: decided before any store call. */
 export function notPulled(): DomainError {
   return new DomainError({

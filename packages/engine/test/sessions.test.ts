@@ -102,6 +102,45 @@ describe('sessions: participants of one service (serve --listen)', () => {
     expect(await get(reader.notebookDir, 'a.md')).toBe('x\n');
   });
 
+  it('a reader service (readOnlyStore) pulls, refuses every commit and revert before any store call, and keeps L', async () => {
+    const store = memoryStore();
+    const writer = await participant(store);
+    await writer.service.pull({ path: writer.dir });
+    await put(writer.dir, 'a.md', 'one\n');
+    await writer.service.commit({ path: writer.dir, message: 'first' });
+    const reader = await participant(store, { readOnlyStore: true });
+    expect(reader.service.commitsRefused).toBe('store');
+    expect(await reader.service.pull({ path: reader.dir })).toMatchObject({ code: 'OK' });
+    await put(reader.dir, 'a.md', 'edited by the reader\n');
+    const before = store.calls.length;
+    for (const call of [
+      () => reader.service.commit({ path: reader.dir, message: 'm' }),
+      () => reader.service.revert({ path: reader.dir, generation: 1 }),
+    ])
+      expect(await rejection(call())).toMatchObject({
+        code: 'READ_ONLY_SESSION',
+        reason: 'STORE_READ_ONLY',
+      });
+    // Refused before anything was read: not even `current`.
+    expect(store.calls.length).toBe(before);
+    expect(await get(reader.dir, 'a.md')).toBe('edited by the reader\n');
+    // A read-only token's session on the reader names its token, the reader's own sessions the store.
+    const token = await reader.service.session({
+      notebookDir: join(reader.workspaceRoot, 'token'),
+      commitRefused: true,
+    });
+    expect(token.commitsRefused).toBe('token');
+    const own = await reader.service.session({ notebookDir: join(reader.workspaceRoot, 'own') });
+    expect(own.commitsRefused).toBe('store');
+    expect(writer.service.commitsRefused).toBeUndefined();
+    // The next pull merges the accepted notebook as usual and keeps the reader's edit.
+    await put(writer.dir, 'b.md', 'two\n');
+    await writer.service.commit({ path: writer.dir, message: 'second' });
+    expect(await reader.service.pull({ path: reader.dir })).toMatchObject({ code: 'OK' });
+    expect(await get(reader.dir, 'b.md')).toBe('two\n');
+    expect(await get(reader.dir, 'a.md')).toBe('edited by the reader\n');
+  });
+
   it('refuses a session directory outside the workspace root', async () => {
     const p = await participant(memoryStore());
     await expect(p.service.session({ notebookDir: '/' })).rejects.toBeInstanceOf(EngineConfigError);

@@ -20,6 +20,8 @@ export const ACTIONS = {
     'Keep your edits under the writable paths; the listed files were reset to the accepted state.',
   ASK_FOR_WRITE_ACCESS:
     'This session may only read: ask the operator for a token that may write (notes_pull still works).',
+  ASK_FOR_STORE_WRITE_ACCESS:
+    'These store credentials can only read: ask the store’s owner for write access to this notebook’s prefix, then restart the server (notes_pull still works).',
   RETRY: 'Call again, after a short wait.',
   CHECK_STORE:
     'Ask the operator to fix the store’s credentials or permissions; retrying unchanged will not help.',
@@ -148,12 +150,18 @@ export const CATALOGUE = {
     },
   },
   READ_ONLY_SESSION: {
-    summary: 'The session may only read the notebook: its token is read-only.',
+    summary:
+      'The session may only read the notebook: its token is read-only, or the store’s credentials can only read.',
     reasons: {
       TOKEN_READ_ONLY: {
         action: 'ASK_FOR_WRITE_ACCESS',
         retryable: false,
         when: 'notes_commit (or a revert) in an HTTP session whose token was added with `--read-only`; nothing was read, changed or published',
+      },
+      STORE_READ_ONLY: {
+        action: 'ASK_FOR_STORE_WRITE_ACCESS',
+        retryable: false,
+        when: 'notes_commit, `commit` or `revert` in a process whose start-up probe found that the store’s credentials can read this prefix but not write it (AccessDenied); nothing was read, changed or published',
       },
     },
   },

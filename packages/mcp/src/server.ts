@@ -1,7 +1,7 @@
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage, RequestId } from '@modelcontextprotocol/sdk/types.js';
 import type { NotebookService } from '@slivingdoc/engine';
-import { type Scrubber, withPathSetSentences } from '@slivingdoc/envelope';
+import type { Scrubber } from '@slivingdoc/envelope';
 import { runToolCall } from './call';
 import { type CallLogger, silentLogger } from './call-log';
 import type { DuplicateKeyLedger } from './duplicate-keys';
@@ -19,7 +19,7 @@ import {
   statelessClientInfo,
   statelessResult,
 } from './stateless';
-import { BASE_DESCRIPTIONS, baseInstructions, INPUT_SCHEMAS, TOOL_NAMES } from './tools';
+import { INPUT_SCHEMAS, serverInstructions, TOOL_NAMES, toolDescription } from './tools';
 
 /** What the adapter needs to build a server. */
 export interface McpServerOptions {
@@ -99,10 +99,11 @@ export class NotebookMcpServer {
   constructor(options: McpServerOptions) {
     const { service } = options;
     this.#options = options;
-    this.#instructions = withPathSetSentences(baseInstructions(service.notebookDir), service.sets);
+    const refused = service.commitsRefused;
+    this.#instructions = serverInstructions(service.notebookDir, service.sets, refused);
     this.#tools = TOOL_NAMES.map((name) => ({
       name,
-      description: withPathSetSentences(BASE_DESCRIPTIONS[name], service.sets),
+      description: toolDescription(name, service.sets, refused),
       inputSchema: INPUT_SCHEMAS[name],
     }));
   }

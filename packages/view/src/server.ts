@@ -218,7 +218,10 @@ export function createViewHandler(
   }
 
   function revertControl(session: Session): RevertControl {
-    return mayRevert(session.grant) ? { kind: 'form', csrf: session.csrf } : { kind: 'read-only' };
+    // A reader process (store credentials that can only read) offers no revert to anyone.
+    return mayRevert(session.grant) && service.commitsRefused === undefined
+      ? { kind: 'form', csrf: session.csrf }
+      : { kind: 'read-only' };
   }
 
   async function publicationPage(
@@ -264,6 +267,13 @@ export function createViewHandler(
       );
     if (!mayRevert(session.grant))
       return messagePage(res, 403, 'Refused', 'This token may only read the notebook.');
+    if (service.commitsRefused === 'store')
+      return messagePage(
+        res,
+        403,
+        'Refused',
+        'This server’s store credentials can only read the notebook.',
+      );
     try {
       await service.pull({});
       const actor = session.grant.name;

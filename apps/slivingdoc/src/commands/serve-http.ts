@@ -119,14 +119,17 @@ async function start(
   scrubber: Scrubber,
 ) {
   const store = await openStore(config.store);
-  await probeStore(store);
+  const { readOnly } = await probeStore(store);
   const [{ startService }, { SessionHub }] = await Promise.all([
     import('../runtime/service'),
     import('../runtime/http-hub'),
   ]);
   // Every session's directory uses one object database (docs/engine.md, "One object database
   // per store"); a stdio server serves one directory and keeps its own.
-  const service = await startService(config, roots, store, logging, { sharedObjects: true });
+  const service = await startService(config, roots, store, logging, {
+    sharedObjects: true,
+    readOnlyStore: readOnly,
+  });
   let hub: InstanceType<typeof SessionHub> | undefined;
   const listener: Listener = await startListener(
     {
