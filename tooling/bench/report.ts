@@ -1,4 +1,3 @@
-import type { HubComparison } from './scenarios/hub';
 import type { LatencySummary } from './stats';
 
 /** Who did the work: slivingdoc over MCP stdio, slivingdoc in-process, or the git baseline. */
@@ -191,4 +190,26 @@ export interface BenchReport {
 /** A short label for a system on a store, used by the table and the chart. */
 export function label(system: System, store: StoreKind): string {
   return system === 'git' ? 'git (bare repo)' : `${system.replace('slivingdoc-', '')} · ${store}`;
+}
+
+/** What one side (the stdio fleet or the hub) measured. */
+export interface HubSide {
+  system: System;
+  sessions: number;
+  /** Summed over the side's server processes after one pull each and `idleMs` idle, MiB. */
+  idle: { rssMiB: number; pssMiB: number; processes: number };
+  burst: LoadResult;
+  append: AppendBurstResult;
+  /** Commits per second of a closed loop of 1 writer and of `writers` writers. */
+  saturation: { writers: number; one: number; many: number };
+  /** Connect (initialize) → first notes_pull answered, ms. */
+  newSession: LatencySummary;
+}
+
+export interface HubComparison {
+  scenario: 'hub';
+  store: StoreKind;
+  /** Absent when `BENCH_HUB_STDIO=0` left the stdio fleet out. */
+  stdio: HubSide | undefined;
+  hub: HubSide;
 }

@@ -18,9 +18,9 @@ import {
 } from './config';
 import { describeSizes, groupSizes, lastPosition } from './group-sizes';
 import { measureRawCas } from './raw-cas';
-import type { BenchReport, LoadResult, StoreKind, System } from './report';
+import type { BenchReport, HubComparison, LoadResult, StoreKind, System } from './report';
 import { runAppendBurst } from './scenarios/append';
-import { type HubComparison, measureSide } from './scenarios/hub';
+import { measureSide } from './scenarios/hub';
 import { type LoadRun, runBurst, runDistributed, runSaturation } from './scenarios/load';
 import { runLone } from './scenarios/lone';
 import { runLongRun } from './scenarios/long-run';
