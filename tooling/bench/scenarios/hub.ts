@@ -1,4 +1,4 @@
-// Issue 28 side by side, on one store: N agents as N stdio server processes, and as N
+// One host, many agents, side by side on one store: N agents as N stdio server processes, and as N
 // sessions of one `serve --listen` hub. Idle memory after one pull of a 50-file notebook,
 // a burst of own-file commits, an append burst on one file, saturation with 1 and 64
 // writers, and a new session's initialize → first pull answered.
