@@ -11,7 +11,7 @@ import {
 } from '../src';
 
 // contract §3's minimum catalogue, transcribed: code, reason, action, retryable; plus the two
-// reasons of the CLI's revert (issue 19), which contract §3 lets us add.
+// reasons of the CLI's revert, which contract §3 lets us add.
 const CONTRACT_TABLE = `
 INVALID_REQUEST INVALID_ARGUMENTS FIX_ARGUMENTS false
 INVALID_REQUEST PATH_INVALID FIX_ARGUMENTS false

@@ -1,38 +1,14 @@
-// Issue 28 side by side, on one store: N agents as N stdio server processes, and as N
+// One host, many agents, side by side on one store: N agents as N stdio server processes, and as N
 // sessions of one `serve --listen` hub. Idle memory after one pull of a 50-file notebook,
 // a burst of own-file commits, an append burst on one file, saturation with 1 and 64
 // writers, and a new session's initialize → first pull answered.
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { AppendBurstResult, LoadResult, StoreKind, System } from '../report';
-import { type LatencySummary, summarize } from '../stats';
+import type { HubComparison, HubSide, StoreKind, System } from '../report';
+import { summarize } from '../stats';
 import type { WriterPool } from '../writers/types';
 import { runAppendBurst } from './append';
 import { mustBeOk, pullAll, runBurst, runSaturation } from './load';
-
-/** What one side (the stdio fleet or the hub) measured. */
-export interface HubSide {
-  system: System;
-  sessions: number;
-  /** Summed over the side's server processes after one pull each and `idleMs` idle, MiB. */
-  idle: { rssMiB: number; pssMiB: number; processes: number };
-  burst: LoadResult;
-  append: AppendBurstResult;
-  /** Commits per second of a closed loop of 1 writer and of `writers` writers. */
-  saturation: { writers: number; one: number; many: number };
-  /** Connect (initialize) → first notes_pull answered, ms. */
-  newSession: LatencySummary;
-  /** The same for an agent reconnecting with its token (its directory already pulled); hub only. */
-  reconnect?: LatencySummary;
-}
-
-export interface HubComparison {
-  scenario: 'hub';
-  store: StoreKind;
-  /** Absent when `BENCH_HUB_STDIO=0` left the stdio fleet out. */
-  stdio: HubSide | undefined;
-  hub: HubSide;
-}
 
 export interface HubConfig {
   sessions: number;

@@ -2,13 +2,13 @@ import { isAbsolute, relative, resolve, sep } from 'node:path';
 // The subpath, not the barrel: the barrel would load the whole engine before `serve` answers.
 import { DEFAULT_ACTOR, isValidActor } from '@slivingdoc/engine/actor';
 import { createPathPolicy, PathSetError } from '@slivingdoc/policy';
-import type { CommandLine, Flags, TokenCommandLine } from './command-line';
+import type { CommandLine, Flags } from './command-line';
 import { defaultPrivateRoot, overlaps } from './paths';
 import { configuration, usage } from './refusal';
 import { envValue, pick } from './setting-source';
 import { driverOf } from './store-registry';
 import { buildStoreConfig } from './store-settings';
-import type { AppConfig, Invocation, ListenConfig, ParseContext } from './types';
+import type { AppConfig, Invocation, ListenConfig, ParseContext, TokenCommandLine } from './types';
 import {
   parseInteger,
   parseMergeAdditions,

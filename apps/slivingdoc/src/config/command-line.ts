@@ -1,6 +1,7 @@
 import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { configuration, usage } from './refusal';
 import { storeDrivers } from './store-registry';
+import type { TokenCommandLine } from './types';
 import { quote } from './values';
 
 const COMMANDS = {
@@ -101,19 +102,6 @@ export type CommandLine =
   | { kind: 'commit'; flags: Flags; path: string; message: string }
   | { kind: 'blame'; flags: Flags; path: string; file: string }
   | TokenCommandLine;
-
-/** `slivingdoc token add|list|remove`: its own small option set (`--read-only` is a switch here). */
-export type TokenCommandLine =
-  | {
-      kind: 'token';
-      action: 'add';
-      name: string;
-      readOnly: boolean;
-      writable: string[] | undefined;
-      readOnlyPaths: string[] | undefined;
-    }
-  | { kind: 'token'; action: 'list' }
-  | { kind: 'token'; action: 'remove'; name: string };
 
 const TOKEN_OPTIONS = {
   'read-only': { type: 'boolean' },

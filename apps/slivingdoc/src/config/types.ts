@@ -1,7 +1,19 @@
-import type { TokenCommandLine } from './command-line';
 import type { StoreConfig } from './store-registry';
 
 export type { StoreConfig } from './store-registry';
+
+/** `slivingdoc token add|list|remove`: its own small option set (`--read-only` is a switch here). */
+export type TokenCommandLine =
+  | {
+      kind: 'token';
+      action: 'add';
+      name: string;
+      readOnly: boolean;
+      writable: string[] | undefined;
+      readOnlyPaths: string[] | undefined;
+    }
+  | { kind: 'token'; action: 'list' }
+  | { kind: 'token'; action: 'remove'; name: string };
 
 /** The validated configuration of one process (contract §12); every path is absolute. */
 export interface AppConfig {

@@ -23,7 +23,7 @@ const PUBLICATION_GATE_MS = 30_000;
 export const TEST_GATE_SCOPE_ENV = 'SLIVINGDOC_TEST_GATE_SCOPE';
 /**
  * Test-only: `0` turns group commit off, so the bench can time a lone writer with and without
- * it in one run (issue 17's "no added latency"). Never a user flag.
+ * it in one run (group commit must add no latency to a lone writer). Never a user flag.
  */
 export const TEST_GROUP_COMMIT_ENV = 'SLIVINGDOC_TEST_GROUP_COMMIT';
 /**
