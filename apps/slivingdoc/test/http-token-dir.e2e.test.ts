@@ -21,7 +21,7 @@ import {
   rawRequest,
   withConfigHome,
 } from './helpers/http-hub';
-import { expectEnvelope, type ToolResult } from './helpers/mcp-server';
+import { expectEnvelope, toToolResult } from './helpers/mcp-server';
 
 // The token, not the session, owns the directory (docs/hosts.md, "Over HTTP"): every client
 // of token NAME works in W/NAME however it connects, sessions are cheap and never crowd out
@@ -52,13 +52,7 @@ async function startHub(env: NodeJS.ProcessEnv, args: string[]): Promise<HubProc
 
 /** A tool call through an SDK client, reduced to what the tests compare. */
 async function call(client: Client, name: string, args: Record<string, unknown>) {
-  const result = await client.callTool({ name, arguments: args });
-  const content = result.content as { text: string }[];
-  return {
-    isError: result.isError === true,
-    structured: result.structuredContent as Record<string, unknown>,
-    text: content[0]!.text,
-  } satisfies ToolResult;
+  return toToolResult(await client.callTool({ name, arguments: args }));
 }
 
 /** The hub as a stdio-only host reaches it: the real `mcp-remote` bridge, spawned over stdio. */

@@ -5,7 +5,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { assertBuilt, bin, runBin, sandboxEnv } from './helpers/bin';
 import { addToken, HubProcess, withConfigHome } from './helpers/http-hub';
-import { expectEnvelope, McpServerProcess, type ToolResult } from './helpers/mcp-server';
+import { expectEnvelope, McpServerProcess, toToolResult } from './helpers/mcp-server';
 
 // MCP revision 2026-07-28 (stateless: no initialize, no session, `_meta` on every request,
 // `resultType` on every result) beside the 2025 revisions, over HTTP and stdio, driven by the
@@ -30,14 +30,9 @@ async function connect(name: string, transport: ConstructorParameters<typeof Obj
   return client;
 }
 
+/** A tool call through an SDK client, reduced to what the tests compare. */
 async function call(client: Client, name: string, args: Record<string, unknown>) {
-  const result = await client.callTool({ name, arguments: args });
-  const content = result.content as { text: string }[];
-  return {
-    isError: result.isError === true,
-    structured: result.structuredContent as Record<string, unknown>,
-    text: content[0]!.text,
-  } satisfies ToolResult;
+  return toToolResult(await client.callTool({ name, arguments: args }));
 }
 
 /** tools/list, a pull, a commit of a new file and an error result, as the tests need them. */

@@ -5,7 +5,7 @@ import { StringDecoder } from 'node:string_decoder';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { bin } from './bin';
-import type { ToolResult } from './mcp-server';
+import { type ToolResult, toToolResult } from './mcp-server';
 
 /** Adds a token with the built bin's `token add` and returns it (printed once on stdout). */
 export function addToken(env: NodeJS.ProcessEnv, name: string, ...options: string[]): string {
@@ -40,12 +40,7 @@ export class HttpSession {
     const result = await this.client.callTool({ name, arguments: args }, undefined, {
       timeout: 300_000,
     });
-    const content = result.content as { type: string; text: string }[];
-    return {
-      isError: result.isError === true,
-      structured: result.structuredContent as Record<string, unknown>,
-      text: content[0]!.text,
-    };
+    return toToolResult(result);
   }
 
   /** DELETE: ends the session on the server. */

@@ -19,6 +19,17 @@ export interface ToolResult {
   text: string;
 }
 
+/** A `tools/call` result from any MCP SDK client, reduced to what the tests compare. */
+export function toToolResult(answer: object): ToolResult {
+  const result = answer as { content?: unknown; isError?: unknown; structuredContent?: unknown };
+  const content = result.content as { text: string }[];
+  return {
+    isError: result.isError === true,
+    structured: result.structuredContent as Record<string, unknown>,
+    text: content[0]!.text,
+  };
+}
+
 /**
  * The built bin's `serve`, driven by the MCP SDK's own client over real stdio. Stderr is
  * drained continuously (the server logs synchronously and would block on a full pipe).
@@ -73,11 +84,7 @@ export class McpServerProcess {
     const content = result.content as { type: string; text: string }[];
     expect(content).toHaveLength(1);
     expect(content[0]!.type).toBe('text');
-    return {
-      isError: result.isError === true,
-      structured: result.structuredContent as Record<string, unknown>,
-      text: content[0]!.text,
-    };
+    return toToolResult(result);
   }
 
   close(): Promise<void> {
