@@ -20,6 +20,8 @@ export const ACTIONS = {
     'Keep your edits under the writable paths; the listed files were reset to the accepted state.',
   ASK_FOR_WRITE_ACCESS:
     'This session may only read: ask the operator for a token that may write (notes_pull still works).',
+  WAIT_FOR_REVIEW:
+    'A person must approve or reject your open proposals first; keep working, and commit again after the next notes_pull reports their outcome.',
   RETRY: 'Call again, after a short wait.',
   CHECK_STORE:
     'Ask the operator to fix the store’s credentials or permissions; retrying unchanged will not help.',
@@ -149,6 +151,42 @@ export const CATALOGUE = {
         action: 'ASK_FOR_WRITE_ACCESS',
         retryable: false,
         when: 'notes_commit (or a revert) in an HTTP session whose token was added with `--read-only`; nothing was read, changed or published',
+      },
+    },
+  },
+  REVIEW: {
+    summary:
+      'The notebook’s review setting or a proposal stops this call (docs/review.md); nothing was published.',
+    reasons: {
+      SETTING_INVALID: {
+        action: 'CONTACT_OPERATOR',
+        retryable: false,
+        when: 'the notebook’s review setting in the store cannot be parsed; every commit that could be reviewed is refused (fail closed, never `direct`)',
+      },
+      TOO_MANY_PROPOSALS: {
+        action: 'WAIT_FOR_REVIEW',
+        retryable: false,
+        when: 'notes_commit in queue mode by an actor that already has the most open proposals allowed',
+      },
+      PROPOSAL_NOT_FOUND: {
+        action: 'FIX_ARGUMENTS',
+        retryable: false,
+        when: 'CLI `proposals show|approve|reject ID` names no stored proposal (see `slivingdoc proposals list`)',
+      },
+      PROPOSAL_DECIDED: {
+        action: 'FIX_ARGUMENTS',
+        retryable: false,
+        when: 'CLI `proposals approve|reject ID` on a proposal already approved or rejected',
+      },
+      STALE_REVISION: {
+        action: 'FIX_ARGUMENTS',
+        retryable: false,
+        when: '`proposals approve ID --revision N` where the proposal was revised since revision N (the message names the current one)',
+      },
+      PROPOSAL_MALFORMED: {
+        action: 'CONTACT_OPERATOR',
+        retryable: false,
+        when: 'a stored proposal record fails decoding or validation; nothing was changed',
       },
     },
   },

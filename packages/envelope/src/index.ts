@@ -53,6 +53,7 @@ export type {
   FileStat,
   LineRange,
   PathSets,
+  ProposalOutcome,
   RecoveryReport,
   SuccessResult,
 } from './results';
@@ -64,4 +65,4 @@ export {
   type ScrubberInit,
   SECRET_ENV_NAME,
 } from './scrubber';
-export { candidText, successText } from './text';
+export { candidText, resultText, reviewLines, successText } from './text';

@@ -13,7 +13,13 @@ import {
   ProtocolError,
 } from './jsonrpc';
 import { negotiateProtocolVersion } from './protocol-versions';
-import { BASE_DESCRIPTIONS, baseInstructions, INPUT_SCHEMAS, TOOL_NAMES } from './tools';
+import {
+  BASE_DESCRIPTIONS,
+  baseInstructions,
+  INPUT_SCHEMAS,
+  TOOL_NAMES,
+  withReviewSentence,
+} from './tools';
 
 /** What the adapter needs to build a server. */
 export interface McpServerOptions {
@@ -84,6 +90,8 @@ export class NotebookMcpServer {
   readonly #options: McpServerOptions;
   readonly #tools: readonly Record<string, unknown>[];
   readonly #instructions: string;
+  readonly #reviewTools: readonly Record<string, unknown>[];
+  readonly #reviewInstructions: string;
   #transport: Transport | undefined;
   #client: ClientInfo | undefined;
   /** Requests being answered, so a cancellation or a close can abort them. */
@@ -98,6 +106,22 @@ export class NotebookMcpServer {
       description: withPathSetSentences(BASE_DESCRIPTIONS[name], service.sets),
       inputSchema: INPUT_SCHEMAS[name],
     }));
+    this.#reviewInstructions = withReviewSentence(this.#instructions, true);
+    this.#reviewTools = this.#tools.map((tool) =>
+      tool.name === 'notes_commit'
+        ? { ...tool, description: withReviewSentence(tool.description as string, true) }
+        : tool,
+    );
+  }
+
+  /**
+   * Whether review applies now: read from the store on each initialize and tools/list, so a
+   * change takes effect without a restart. A setting that cannot be read shows no sentence;
+   * the commit itself then fails closed with its error.
+   */
+  async #reviewApplies(signal: AbortSignal, clientName?: string): Promise<boolean> {
+    const actor = this.#options.actor ?? actorFromClientName(clientName ?? this.#client?.name);
+    return this.#options.service.reviewApplies({ actor, signal }).catch(() => false);
   }
 
   /** Takes over `transport`'s callbacks and starts it. */
@@ -163,12 +187,18 @@ export class NotebookMcpServer {
   async #handle(request: Request, signal: AbortSignal): Promise<Record<string, unknown>> {
     const params = request.params as Params;
     switch (request.method) {
-      case 'initialize':
-        return this.#initialize(params);
+      case 'initialize': {
+        const name = (params?.clientInfo as Params)?.name;
+        const review = await this.#reviewApplies(
+          signal,
+          typeof name === 'string' ? name : undefined,
+        );
+        return this.#initialize(params, review);
+      }
       case 'ping':
         return {};
       case 'tools/list':
-        return { tools: this.#tools };
+        return { tools: (await this.#reviewApplies(signal)) ? this.#reviewTools : this.#tools };
       case 'tools/call':
         return this.#call(request.id, params, signal);
       default:
@@ -176,7 +206,7 @@ export class NotebookMcpServer {
     }
   }
 
-  #initialize(params: Params): Record<string, unknown> {
+  #initialize(params: Params, review: boolean): Record<string, unknown> {
     const clientInfo = params?.clientInfo as Params;
     const capabilities = params?.capabilities;
     if (
@@ -195,7 +225,7 @@ export class NotebookMcpServer {
       protocolVersion: negotiateProtocolVersion(params.protocolVersion),
       capabilities: { tools: {} },
       serverInfo: { name: 'slivingdoc', version: this.#options.version },
-      instructions: this.#instructions,
+      instructions: review ? this.#reviewInstructions : this.#instructions,
     };
   }
 
