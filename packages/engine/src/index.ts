@@ -70,6 +70,7 @@ export type {
 } from './inspect';
 export type { Progress, ProgressListener } from './progress';
 export { APPROVING_HOLD_MS, type ApproveResult, rejectProposal } from './review/decide';
+export { proposalDiffs } from './review/diff';
 export { MAX_OPEN_PER_ACTOR } from './review/propose';
 export type { ProposalFile, ProposalRecord, ProposalState } from './review/record';
 export {
@@ -80,8 +81,10 @@ export {
   type ReviewSetting,
 } from './review/setting';
 export {
+  DECIDED_RETENTION_MS,
   type ListedProposal,
   listProposals,
+  pruneDecided,
   type ReviewShown,
   requireProposal,
   setReview,

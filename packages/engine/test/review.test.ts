@@ -2,10 +2,13 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
   createEmbeddedStore,
+  DECIDED_RETENTION_MS,
   FAILPOINT,
   FailpointRegistry,
   listProposals,
+  type NotebookService,
   type ObjectStore,
+  pruneDecided,
   rejectProposal,
   requireProposal,
   setReview,
@@ -24,7 +27,7 @@ async function personAndAgent(store: ObjectStore, personExtra = {}) {
   return { person, agent };
 }
 
-const agentCommit = (service: { commit: Function }, message = 'agent change') =>
+const agentCommit = (service: NotebookService, message = 'agent change') =>
   service.commit({ message, actor: 'bot', viaTools: true });
 
 async function embeddedStore(): Promise<ObjectStore> {
@@ -204,6 +207,23 @@ describe('review rules', () => {
       await rejection(rejectProposal(store, { id: '0123456789abcdef-1', by: 'ann' })),
     ).toMatchObject({ code: 'REVIEW', reason: 'PROPOSAL_MALFORMED' });
     expect(await listProposals(store)).toMatchObject([{ id: '0123456789abcdef-1' }]);
+  });
+});
+
+describe('the proposals cleanup', () => {
+  it('deletes decided proposals past the retention, keeps open ones', async () => {
+    const store = memoryStore();
+    const { agent } = await personAndAgent(store);
+    await setReview(store, { mode: 'queue' });
+    await put(agent.dir, 'decisions/a.md', 'x\n');
+    const first = await agentCommit(agent.service);
+    await rejectProposal(store, { id: first.proposalId!, by: 'ann' });
+    await agentCommit(agent.service); // reports the rejection
+    const second = await agentCommit(agent.service);
+    expect(await pruneDecided(store)).toBe(0);
+    const later = Date.now() + DECIDED_RETENTION_MS + 60_000;
+    expect(await pruneDecided(store, later)).toBe(1);
+    expect((await listProposals(store)).map((p) => p.id)).toEqual([second.proposalId]);
   });
 });
 

@@ -66,3 +66,4 @@ export {
   SECRET_ENV_NAME,
 } from './scrubber';
 export { candidText, resultText, reviewLines, successText } from './text';
+export { hasInvisible, visibleText } from './visible';

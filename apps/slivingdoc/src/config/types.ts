@@ -96,6 +96,37 @@ export type Invocation =
       generation: number;
       message: string | undefined;
       quiet: boolean;
+    }
+  | {
+      kind: 'review';
+      config: AppConfig;
+      action: 'set' | 'show';
+      /** `set`: the mode. */
+      mode: 'queue' | 'direct' | undefined;
+      /** `set --actor NAME`: the rule's actor (never the environment's actor). */
+      ruleActor: string | undefined;
+      /** `set --paths`: the rule's path entries. */
+      paths: string[];
+      json: boolean;
+    }
+  | {
+      kind: 'proposals';
+      config: AppConfig;
+      action: 'list' | 'show' | 'reject';
+      /** `show` and `reject`: the proposal's id. */
+      id: string | undefined;
+      reason: string | undefined;
+      json: boolean;
+    }
+  | {
+      kind: 'approve';
+      /** The reviewer's clean, pulled notebook directory the approval publishes through. */
+      path: string;
+      config: AppConfig;
+      id: string;
+      revision: number | undefined;
+      json: boolean;
+      quiet: boolean;
     };
 
 /** The invocations that address one notebook directory. */

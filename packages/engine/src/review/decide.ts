@@ -20,7 +20,14 @@ import { conflictIssues, type Entry, enterDirectory } from '../sync';
 import { threeWayMerge } from '../three-way';
 import { mergeConflict, unsupportedFiles } from '../verdicts';
 import type { ProposalRecord } from './record';
-import { requireProposal, type StoredProposal, writeProposal } from './store-io';
+import {
+  CAS_ATTEMPTS,
+  pruneDecided,
+  recordBusy,
+  requireProposal,
+  type StoredProposal,
+  writeProposal,
+} from './store-io';
 
 /** REVIEW · PROPOSAL_DECIDED, naming who decided (or who is approving) and when. */
 export function proposalDecided(record: ProposalRecord): DomainError {
@@ -75,12 +82,20 @@ function checkOpen(found: StoredProposal, request: DecisionRequest): void {
   }
 }
 
+/**
+ * The proposals' cleanup after a decision; best effort: the decision is recorded, and the next
+ * decision's cleanup deletes what this one could not.
+ */
+async function cleanUp(store: ObjectStore): Promise<void> {
+  await pruneDecided(store).catch(() => undefined);
+}
+
 /** Rejects: records the decision (the bytes stay readable); publishes nothing. */
 export async function rejectProposal(
   store: ObjectStore,
   request: DecisionRequest,
 ): Promise<ProposalRecord> {
-  for (;;) {
+  for (let attempt = 0; attempt < CAS_ATTEMPTS; attempt += 1) {
     const found = await requireProposal(store, request.id);
     checkOpen(found, request);
     const { record } = found;
@@ -98,8 +113,12 @@ export async function rejectProposal(
         ...(request.reason === undefined ? {} : { reason: request.reason }),
       },
     };
-    if ((await writeProposal(store, rejected, found.etag)) !== undefined) return rejected;
+    if ((await writeProposal(store, rejected, found.etag)) !== undefined) {
+      await cleanUp(store);
+      return rejected;
+    }
   }
+  throw recordBusy(`Proposal ${request.id}`);
 }
 
 function markExpired(record: ProposalRecord): boolean {
@@ -151,7 +170,7 @@ async function recordApproved(
   revision: number,
   generation: string,
 ): Promise<ProposalRecord> {
-  for (;;) {
+  for (let attempt = 0; attempt < CAS_ATTEMPTS; attempt += 1) {
     const found = await requireProposal(store, request.id);
     if (found.record.state === 'approved') return found.record;
     const { approving: _dropped, ...rest } = found.record;
@@ -164,6 +183,8 @@ async function recordApproved(
     };
     if ((await writeProposal(store, approved, found.etag)) !== undefined) return approved;
   }
+  // Published; the next approval of this proposal finds the publication and records it.
+  throw recordBusy(`Proposal ${request.id}`);
 }
 
 /** The approval's success: the commit's result with what was decided. */
@@ -254,5 +275,6 @@ export async function approveLocked(
     record.revision,
     String(published.generation),
   );
+  await cleanUp(store);
   return { ...published, approved };
 }

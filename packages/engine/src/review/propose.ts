@@ -21,7 +21,14 @@ import { unresolvedMarkers, unsupportedFiles } from '../verdicts';
 import type { ProposalFile, ProposalRecord } from './record';
 import { decideReview, mayQueue, type ReviewMode, type ReviewSetting } from './setting';
 import { participantOf, proposalIdOf, readSlot, type SlotMemo, writeSlot } from './slot';
-import { listProposals, type ReviewReader, readProposal, writeProposal } from './store-io';
+import {
+  CAS_ATTEMPTS,
+  listProposals,
+  type ReviewReader,
+  readProposal,
+  recordBusy,
+  writeProposal,
+} from './store-io';
 
 /** Who is committing, as review sees it. */
 export interface ReviewCaller {
@@ -172,7 +179,7 @@ async function storeProposal(
   const store = ctx.cfg.store;
   const participant = participantOf(ctx);
   let { seq } = await readSlot(ctx);
-  for (;;) {
+  for (let attempt = 0; attempt < CAS_ATTEMPTS + MAX_DECIDED_SKIPPED; attempt += 1) {
     const id = proposalIdOf(participant, seq);
     const found = await readProposal(store, id);
     const now = new Date().toISOString();
@@ -197,7 +204,14 @@ async function storeProposal(
       return record;
     }
   }
+  throw recordBusy('The directory’s proposal');
 }
+
+/**
+ * Decided proposals a lost P makes a directory step over before it finds its next number; a
+ * directory with more is refused as busy rather than walking on unbounded.
+ */
+const MAX_DECIDED_SKIPPED = 10_000;
 
 /**
  * notes_commit when the review setting may queue it: learns any decision first, then either

@@ -59,7 +59,16 @@ export async function showReview(store: ObjectStore): Promise<ReviewShown> {
 }
 
 /** Attempts at one compare-and-swap of a small record before giving up. */
-const CAS_ATTEMPTS = 16;
+export const CAS_ATTEMPTS = 16;
+
+/** REMOTE_BUSY · RETRIES_EXHAUSTED: a review record kept changing under every attempt. */
+export function recordBusy(what: string): DomainError {
+  return new DomainError({
+    code: 'REMOTE_BUSY',
+    reason: 'RETRIES_EXHAUSTED',
+    message: `${what} kept changing under each of ${CAS_ATTEMPTS} attempts; nothing was changed.`,
+  });
+}
 
 /**
  * Applies `rule` to the stored setting (an unparsable one is replaced from the default, which
@@ -87,7 +96,7 @@ export async function setReview(store: ObjectStore, rule: ReviewRule): Promise<R
       throw err;
     }
   }
-  throw new Error('the review setting kept changing under review set');
+  throw recordBusy('The review setting');
 }
 
 /** A stored proposal with the ETag its next compare-and-swap conditions on. */
@@ -165,4 +174,23 @@ export async function listProposals(store: ObjectStore): Promise<ListedProposal[
     }
   }
   return listed;
+}
+
+/** How long a decided proposal stays readable before the proposals' cleanup deletes it. */
+export const DECIDED_RETENTION_MS = 30 * 24 * 60 * 60_000;
+
+/**
+ * The proposals' own cleanup (docs/review.md): deletes every approved or rejected proposal last
+ * changed more than {@link DECIDED_RETENTION_MS} before `now`; open and malformed ones stay.
+ * Returns how many it deleted.
+ */
+export async function pruneDecided(store: ObjectStore, now = Date.now()): Promise<number> {
+  const expired = (await listProposals(store)).filter(
+    (listed) =>
+      'record' in listed &&
+      listed.record.state !== 'open' &&
+      now - Date.parse(listed.record.updatedAt) > DECIDED_RETENTION_MS,
+  );
+  if (expired.length > 0) await store.deleteMany(expired.map((listed) => proposalKey(listed.id)));
+  return expired.length;
 }
