@@ -248,6 +248,35 @@ describe('approve under faults and races', () => {
     },
   );
 
+  it('an approval racing a new commit: the revision waits, nothing is lost', async () => {
+    const store = memoryStore();
+    const failpoints = new FailpointRegistry();
+    const { person, agent } = await personAndAgent(store, { failpoints });
+    await setReview(store, { mode: 'queue' });
+    await put(agent.dir, 'decisions/a.md', 'one\nTWO\nthree\n');
+    const { proposalId } = await agentCommit(agent.service);
+    let raced: unknown;
+    failpoints.set(
+      FAILPOINT.approveAfterMark,
+      async () => {
+        await put(agent.dir, 'decisions/a.md', 'one\nTWO\nthree\nFOUR\n');
+        raced = await rejection(agentCommit(agent.service));
+      },
+      1,
+    );
+    const approved = await person.service.approve({ id: proposalId!, actor: 'ann' });
+    expect(raced).toMatchObject({ code: 'REVIEW', reason: 'PROPOSAL_BEING_APPROVED' });
+    expect(approved.approved).toMatchObject({ state: 'approved', decision: { revision: 1 } });
+    // The next commit reports the approval, merges it in, and proposes only what is left.
+    const next = await agentCommit(agent.service);
+    expect(next).toMatchObject({
+      status: 'pending',
+      proposalOutcome: { status: 'approved' },
+      files: [{ path: 'decisions/a.md', insertions: 1, deletions: 0 }],
+    });
+    expect(await get(agent.dir, 'decisions/a.md')).toBe('one\nTWO\nthree\nFOUR\n');
+  });
+
   it('two concurrent approvals: one wins, the other is told', async () => {
     const store = memoryStore();
     const { person, agent } = await personAndAgent(store);

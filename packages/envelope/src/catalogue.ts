@@ -168,6 +168,11 @@ export const CATALOGUE = {
         retryable: false,
         when: 'notes_commit in queue mode by an actor that already has the most open proposals allowed',
       },
+      PROPOSAL_BEING_APPROVED: {
+        action: 'RETRY',
+        retryable: true,
+        when: 'notes_commit in queue mode while a person is approving the directory’s open proposal; nothing was proposed, the edits stay in the directory',
+      },
       PROPOSAL_NOT_FOUND: {
         action: 'FIX_ARGUMENTS',
         retryable: false,

@@ -121,7 +121,8 @@ export async function rejectProposal(
   throw recordBusy(`Proposal ${request.id}`);
 }
 
-function markExpired(record: ProposalRecord): boolean {
+/** True when an approval's mark is old enough to count as left by a killed process. */
+export function markExpired(record: ProposalRecord): boolean {
   const at = Date.parse(record.approving?.at ?? '');
   return !Number.isFinite(at) || Date.now() - at > APPROVING_HOLD_MS;
 }
@@ -174,6 +175,12 @@ async function recordApproved(
     const found = await requireProposal(store, request.id);
     if (found.record.state === 'approved') return found.record;
     const { approving: _dropped, ...rest } = found.record;
+    if (found.record.revision !== revision) {
+      // Revised after an expired mark: revision `revision` is published, the newer one stays
+      // open for a person (approving it later merges cleanly over what is published).
+      if ((await writeProposal(store, rest, found.etag)) !== undefined) return rest;
+      continue;
+    }
     const now = new Date().toISOString();
     const approved: ProposalRecord = {
       ...rest,

@@ -18,6 +18,7 @@ import type { CallState, DirContext } from '../context';
 import { changedPaths, scanLocal } from '../local';
 import type { Entry } from '../sync';
 import { unresolvedMarkers, unsupportedFiles } from '../verdicts';
+import { markExpired } from './decide';
 import type { ProposalFile, ProposalRecord } from './record';
 import { decideReview, mayQueue, type ReviewMode, type ReviewSetting } from './setting';
 import { participantOf, proposalIdOf, readSlot, type SlotMemo, writeSlot } from './slot';
@@ -42,6 +43,15 @@ export interface ReviewCaller {
 
 /** How many open proposals one actor may hold (one per directory; this bounds directories). */
 export const MAX_OPEN_PER_ACTOR = 64;
+
+/** REVIEW · PROPOSAL_BEING_APPROVED: the open proposal is being published right now. */
+function beingApproved(id: string): DomainError {
+  return new DomainError({
+    code: 'REVIEW',
+    reason: 'PROPOSAL_BEING_APPROVED',
+    message: `A person is approving your proposal ${id} right now, so it cannot be revised; nothing was proposed or published and your edits are still in the notebook directory. Call notes_commit again shortly: it reports the approval and proposes what is left.`,
+  });
+}
 
 /** REVIEW · TOO_MANY_PROPOSALS. */
 function tooManyProposals(actor: string, open: number): DomainError {
@@ -186,6 +196,10 @@ async function storeProposal(
     if (found !== undefined && found.record.state !== 'open') {
       seq += 1;
       continue;
+    }
+    // Revising now would change what the approval is publishing: the agent calls again.
+    if (found?.record.approving !== undefined && !markExpired(found.record)) {
+      throw beingApproved(found.record.id);
     }
     if (found === undefined) {
       const open = await openCount(store, draft.actor);
