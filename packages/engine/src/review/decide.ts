@@ -135,11 +135,11 @@ async function withFiles(
   side: 'base' | 'content',
 ): Promise<TreeEntries> {
   const entries = new Map(remote);
-  for (const file of record.files) {
-    const bytes = file[side];
-    if (bytes === null) entries.delete(file.path);
-    else entries.set(file.path, await ctx.db.writeBlob(bytes));
-  }
+  const present = record.files.filter((file) => file[side] !== null);
+  // One call: many files become one pack instead of one object each.
+  const oids = await ctx.db.writeBlobs(present.map((file) => file[side]!));
+  present.forEach((file, i) => entries.set(file.path, oids[i]!));
+  for (const file of record.files) if (file[side] === null) entries.delete(file.path);
   return entries;
 }
 

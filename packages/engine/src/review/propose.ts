@@ -103,10 +103,10 @@ export interface Learned {
  */
 async function approvedBase(ctx: DirContext, entry: Entry, record: ProposalRecord): Promise<Entry> {
   const baseEntries: TreeEntries = new Map(entry.baseEntries);
-  for (const file of record.files) {
-    if (file.content === null) baseEntries.delete(file.path);
-    else baseEntries.set(file.path, await ctx.db.writeBlob(file.content));
-  }
+  const present = record.files.filter((file) => file.content !== null);
+  const oids = await ctx.db.writeBlobs(present.map((file) => file.content!));
+  present.forEach((file, i) => baseEntries.set(file.path, oids[i]!));
+  for (const file of record.files) if (file.content === null) baseEntries.delete(file.path);
   return { ...entry, baseEntries };
 }
 
