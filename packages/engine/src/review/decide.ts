@@ -138,7 +138,7 @@ async function withFiles(
   const present = record.files.filter((file) => file[side] !== null);
   // One call: many files become one pack instead of one object each.
   const oids = await ctx.db.writeBlobs(present.map((file) => file[side]!));
-  present.forEach((file, i) => entries.set(file.path, oids[i]!));
+  for (const [i, file] of present.entries()) entries.set(file.path, oids[i]!);
   for (const file of record.files) if (file[side] === null) entries.delete(file.path);
   return entries;
 }

@@ -105,7 +105,7 @@ async function approvedBase(ctx: DirContext, entry: Entry, record: ProposalRecor
   const baseEntries: TreeEntries = new Map(entry.baseEntries);
   const present = record.files.filter((file) => file.content !== null);
   const oids = await ctx.db.writeBlobs(present.map((file) => file.content!));
-  present.forEach((file, i) => baseEntries.set(file.path, oids[i]!));
+  for (const [i, file] of present.entries()) baseEntries.set(file.path, oids[i]!);
   for (const file of record.files) if (file.content === null) baseEntries.delete(file.path);
   return { ...entry, baseEntries };
 }
