@@ -116,7 +116,7 @@ async function main(): Promise<void> {
   ] as const;
   process.stdout.write(`\nreview (embedded store), p50\n`);
   for (const [what, ms] of rows) process.stdout.write(`  ${what.padEnd(40)} ${ms.toFixed(1)} ms\n`);
-  const out = join(repoRoot, process.env.BENCH_OUT ?? 'bench-results');
+  const out = resolve(repoRoot, process.env.BENCH_OUT ?? 'bench-results');
   await mkdir(out, { recursive: true });
   await writeFile(join(out, 'review.json'), `${JSON.stringify(figures, null, 2)}\n`);
 }
