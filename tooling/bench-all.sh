@@ -32,7 +32,7 @@ if [[ -z ${BENCH_NO_S3:-} ]]; then
   set +a
 fi
 
-# `view` (the web view's figures, issue 29: its own table and bench-results/view.json) is not a
+# `view` (the web view's figures: its own table and bench-results/view.json) is not a
 # scenario of run.ts: take it out of the list run.ts sees.
 scenarios=${BENCH_SCENARIOS:-}
 others=$(tr ',' '\n' <<<"$scenarios" | grep -vxE 'view|review' | paste -sd, - || true)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Long fuzz run (issue 10): the same fast-check properties the normal suite runs bounded,
+# Long fuzz run: the same fast-check properties the normal suite runs bounded,
 # with SLIVINGDOC_FUZZ_RUNS runs each (default 20,000). SLIVINGDOC_FUZZ_SEED=<n> replays a
 # reported counterexample. A hang fails through the per-test timeout.
 set -euo pipefail

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Full soak (issue 10): 20 writer processes × 200 commits on the embedded store and on the
+# Full soak: 20 writer processes × 200 commits on the embedded store and on the
 # real S3 server, printing one totals line per store (lost must be 0). Starts the local S3
 # server when SLIVINGDOC_TEST_S3_* are unset. Sizes: SLIVINGDOC_SOAK_WRITERS,
 # SLIVINGDOC_SOAK_COMMITS; stores: SLIVINGDOC_SOAK_STORES=embedded,s3 (empty: none, only the
 # crash matrix); SLIVINGDOC_SOAK_CRASH=0 skips the crash matrix. Then the random-kill soak
-# (issue 18; SLIVINGDOC_KILL_SOAK_STORES, _WRITERS, _COMMITS, _KILLS, _SEED, _FAULT_RATE: see
+# (SLIVINGDOC_KILL_SOAK_STORES, _WRITERS, _COMMITS, _KILLS, _SEED, _FAULT_RATE: see
 # reliability/soak/main.ts).
 set -euo pipefail
 cd "$(dirname "$0")/.."

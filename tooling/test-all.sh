@@ -23,6 +23,25 @@ trap finish EXIT
 
 bash tooling/setup.sh
 
+# What the suites need besides the build (the real S3 server, Chromium, Node 24) is installed
+# and started in the background while the static checks run: the installs wait on the network
+# and dpkg, the checks on the CPU, so overlapping them saves most of the installs' minute on a
+# fresh machine. Their output is shown once the checks are done.
+prepare_log=.tmp/prepare.log
+node24_path=.tmp/node-24.path
+prepare() {
+  echo "== local S3 server (Ceph RADOS Gateway)"
+  bash tooling/rgw/install-rgw.sh
+  bash tooling/rgw/start-rgw.sh | tail -n 1 >"$rgw_env"
+  echo "== Chromium for the browser tests (Debian's package)"
+  bash tooling/browser/install-chromium.sh >/dev/null
+  echo "== Node 24 (npm registry's node package)"
+  bash tooling/node/install-node.sh 24 >"$node24_path"
+}
+rm -f "$rgw_env" "$node24_path"
+prepare >"$prepare_log" 2>&1 &
+preparing=$!
+
 stage=checks
 checks_passed=0
 checks_failed=0
@@ -34,23 +53,17 @@ check typecheck pnpm exec turbo run typecheck --output-logs=errors-only
 check format-and-lint pnpm exec biome ci --colors=off .
 check layers node tooling/check-layers.mjs
 
-stage=s3-server
-echo "== local S3 server (Ceph RADOS Gateway)"
-bash tooling/rgw/install-rgw.sh
-bash tooling/rgw/start-rgw.sh | tail -n 1 >"$rgw_env"
+stage="set-up (S3 server, Chromium, Node 24)"
+prepared=0
+wait "$preparing" || prepared=$?
+cat "$prepare_log"
+[[ $prepared -eq 0 ]] || exit "$prepared"
 # KEY=VALUE pairs that the S3 suites read (SLIVINGDOC_TEST_S3_*).
 set -a
 # shellcheck disable=SC1090
 source <(tr ' ' '\n' <"$rgw_env")
 set +a
-
-stage=browser
-echo "== Chromium for the browser tests (Debian's package)"
-bash tooling/browser/install-chromium.sh >/dev/null
-
-stage=node-24
-echo "== Node 24 (npm registry's node package)"
-node24=$(bash tooling/node/install-node.sh 24)
+node24=$(cat "$node24_path")
 
 stage=tests
 rm -f .tmp/vitest-*.json

@@ -1,7 +1,7 @@
 import { defineProject } from 'vitest/config';
-import { sourceAliases } from '../../tooling/vitest-shared.ts';
+import { loadedMachineTimeouts, sourceAliases } from '../../tooling/vitest-shared.ts';
 
 export default defineProject({
   resolve: { alias: sourceAliases },
-  test: { name: 'http', include: ['test/**/*.test.ts'] },
+  test: { name: 'http', include: ['test/**/*.test.ts'], ...loadedMachineTimeouts },
 });

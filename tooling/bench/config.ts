@@ -9,20 +9,20 @@ export interface BenchConfig {
   saturation: { writers: number[]; durationMs: number };
   notebook: { sizes: number[]; scaleReps: number; coldReps: number; warmReps: number };
   rawCas: { writers: number[]; durationMs: number };
-  /** Issue 16: writers per append burst (real server processes, one file). */
+  /** Writers per append burst (real server processes, one file). */
   appendBurst: { writers: number[] };
-  /** Issue 17: simulated hosts (one gate scope each) saturating one S3 bucket together. */
+  /** Simulated hosts (one gate scope each) saturating one S3 bucket together. */
   hosts: { hosts: number; writersPerHost: number; durationMs: number };
-  /** Issue 17: commits of one writer alone, with group commit and without, alternated. */
+  /** Commits of one writer alone, with group commit and without, alternated. */
   lone: { commits: number };
   /**
-   * Issue 27: commits of one server in a row, per store, reported per `window`
+   * The long run: commits of one server in a row, per store, reported per `window`
    * (`BENCH_LONG_RUN_COMMITS` overrides both counts, e.g. 50000). `checkpointPacks`
    * (`BENCH_LONG_RUN_CHECKPOINT_PACKS`) passes `--checkpoint-packs` to its servers, so one
    * workload can be measured beside another cycle length; unset keeps the product default.
    */
   longRun: { embedded: number; s3: number; window: number; checkpointPacks?: number };
-  /** Issue 28: N stdio processes beside N sessions of one hub. */
+  /** One host, many agents: N stdio processes beside N sessions of one hub. */
   hub: HubConfig;
 }
 

@@ -1,11 +1,10 @@
-import type { HubComparison } from './scenarios/hub';
 import type { LatencySummary } from './stats';
 
 /** Who did the work: slivingdoc over MCP stdio, slivingdoc in-process, or the git baseline. */
 export type System = 'slivingdoc-mcp' | 'slivingdoc-hub' | 'slivingdoc-engine' | 'git';
 /** Where the shared state lived. git's bare repository is always on local disk. */
 export type StoreKind = 'embedded' | 's3' | 'local-disk';
-/** `hosts`: saturation by writers in separate gate scopes, as on separate machines (issue 17). */
+/** `hosts`: saturation by writers in separate gate scopes, as on separate machines. */
 export type LoadScenario = 'distributed' | 'burst' | 'saturation' | 'hosts';
 
 /** What one load run (scenarios 1–3 and their git baseline) measured. */
@@ -26,7 +25,7 @@ export interface LoadMetrics {
   cpuMsPerCommit?: number;
   /**
    * Commits per published increment during the scenario, `size×count` smallest first (group
-   * commit, issue 17); absent for git.
+   * commit); absent for git.
    */
   groupSizes?: string;
   /** Simulated hosts (`hosts` scenario only). */
@@ -43,7 +42,7 @@ export interface LoadResult {
 }
 
 /**
- * The append burst (issue 16): `writers` writers append one line each to one file and commit at
+ * The append burst: `writers` writers append one line each to one file and commit at
  * once, resolving conflicts by keeping both sides and committing again.
  */
 export interface AppendBurstResult {
@@ -70,7 +69,7 @@ export interface AppendBurstResult {
 }
 
 /**
- * One writer alone (issue 17's "no added latency"): the same commits with group commit on (the
+ * One writer alone (group commit must add no latency): the same commits with group commit on (the
  * default) and off (the test-only switch), alternated so machine load hits both alike.
  */
 export interface LoneResult {
@@ -81,7 +80,7 @@ export interface LoneResult {
   ungrouped: LatencySummary;
 }
 
-/** One window of the long run (issue 27): commits `from`…`to` of the measured server. */
+/** One window of the long run: commits `from`…`to` of the measured server. */
 export interface LongRunWindow {
   from: number;
   to: number;
@@ -101,7 +100,7 @@ export interface LongRunWindow {
   privateBytes: number;
 }
 
-/** Issue 27: one server committing thousands of times in a row, measured per window. */
+/** The long run: one server committing thousands of times in a row, measured per window. */
 export interface LongRunResult {
   scenario: 'long-run';
   store: StoreKind;
@@ -180,9 +179,9 @@ export interface BenchReport {
   appendBurst?: AppendBurstResult[];
   /** Absent in reports written before group commit. */
   lone?: LoneResult[];
-  /** Absent in reports written before issue 27. */
+  /** Absent in reports written before the long run existed. */
   longRun?: LongRunResult[];
-  /** Issue 28: N stdio processes beside N sessions of one hub. Absent in older reports. */
+  /** N stdio processes beside N sessions of one hub. Absent in older reports. */
   hub?: HubComparison[];
   targets: TargetCheck[];
   errors: ScenarioError[];
@@ -191,4 +190,28 @@ export interface BenchReport {
 /** A short label for a system on a store, used by the table and the chart. */
 export function label(system: System, store: StoreKind): string {
   return system === 'git' ? 'git (bare repo)' : `${system.replace('slivingdoc-', '')} · ${store}`;
+}
+
+/** What one side (the stdio fleet or the hub) measured. */
+export interface HubSide {
+  system: System;
+  sessions: number;
+  /** Summed over the side's server processes after one pull each and `idleMs` idle, MiB. */
+  idle: { rssMiB: number; pssMiB: number; processes: number };
+  burst: LoadResult;
+  append: AppendBurstResult;
+  /** Commits per second of a closed loop of 1 writer and of `writers` writers. */
+  saturation: { writers: number; one: number; many: number };
+  /** Connect (initialize) → first notes_pull answered, ms. */
+  newSession: LatencySummary;
+  /** The same for an agent reconnecting with its token (its directory already pulled); hub only. */
+  reconnect?: LatencySummary;
+}
+
+export interface HubComparison {
+  scenario: 'hub';
+  store: StoreKind;
+  /** Absent when `BENCH_HUB_STDIO=0` left the stdio fleet out. */
+  stdio: HubSide | undefined;
+  hub: HubSide;
 }

@@ -1,4 +1,4 @@
-// `pnpm bench` (through tooling/bench-all.sh): every scenario of issue 9 on the embedded store
+// `pnpm bench` (through tooling/bench-all.sh): every scenario on the embedded store
 // and, when the SLIVINGDOC_TEST_S3_* pairs are set, on the real S3 server; the git baseline in
 // the same invocation; one table on stdout, bench-results/latest.{json,svg}.
 import { execFileSync } from 'node:child_process';
@@ -18,9 +18,9 @@ import {
 } from './config';
 import { describeSizes, groupSizes, lastPosition } from './group-sizes';
 import { measureRawCas } from './raw-cas';
-import type { BenchReport, LoadResult, StoreKind, System } from './report';
+import type { BenchReport, HubComparison, LoadResult, StoreKind, System } from './report';
 import { runAppendBurst } from './scenarios/append';
-import { type HubComparison, measureSide } from './scenarios/hub';
+import { measureSide } from './scenarios/hub';
 import { type LoadRun, runBurst, runDistributed, runSaturation } from './scenarios/load';
 import { runLone } from './scenarios/lone';
 import { runLongRun } from './scenarios/long-run';
@@ -63,7 +63,7 @@ async function attempt(
 
 /**
  * Runs one load scenario; with the pool's store at hand, records how many commits each
- * increment it published carried (the group-size distribution of issue 17).
+ * increment it published carried (group commit's group sizes).
  */
 async function withGroupSizes(
   store: ObjectStore | undefined,
@@ -127,7 +127,7 @@ interface PoolShape {
 }
 
 /**
- * Issue 17 on one store: a lone writer with and without group commit, and (on S3) simulated
+ * Group commit on one store: a lone writer with and without group commit, and (on S3) simulated
  * hosts, each a gate scope of its own, saturating one bucket together.
  */
 async function runGroupScenarios(
@@ -196,7 +196,7 @@ async function runGroupScenarios(
 }
 
 /**
- * Issue 28 on one store: the same agents as stdio processes and as sessions of one hub, each
+ * One host, many agents, on one store: the same agents as stdio processes and as sessions of one hub, each
  * side on a prefix of its own, measured by the same scenario code.
  */
 async function runHubComparison(
@@ -269,6 +269,7 @@ async function runHubComparison(
           }),
         newSessionMs: (pool) => (pool as HubPool).newSessionMs(),
         newSessions: shape.newSessions.hub,
+        reconnectMs: (pool) => (pool as HubPool).reconnectMs(),
       });
       const comparison: HubComparison = { scenario: 'hub', store, stdio, hub };
       acc.hub = [...(acc.hub ?? []), comparison];
@@ -294,7 +295,7 @@ async function snapshotCli(workRoot: string): Promise<string> {
 }
 
 /**
- * The append bursts of issue 16 on one pool of server processes (the largest burst's size),
+ * The append bursts on one pool of server processes (the largest burst's size),
  * smaller bursts on its first writers, each on a file of its own.
  */
 async function runAppendBursts(

@@ -178,7 +178,7 @@ export function renderReport(report: BenchReport): string {
   if ((report.hub ?? []).length > 0) {
     sections.push(
       renderColumns(
-        ['one host, many agents (issue 28)', 'store', 'stdio processes', 'one hub', 'target'],
+        ['one host, many agents', 'store', 'stdio processes', 'one hub', 'target'],
         hubRows(report.hub ?? []),
       ),
     );

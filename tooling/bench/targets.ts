@@ -30,7 +30,7 @@ function loadRow(m: Measured, scenario: string, store: StoreKind, writers?: numb
   )?.metrics;
 }
 
-/** Issue 17: every commit of the burst accepted, p99 within `p99Ms`. */
+/** Every commit of the burst accepted, p99 within `p99Ms`. */
 function burstChecks(m: Measured, store: StoreKind, where: string, p99Ms: number): TargetCheck[] {
   const metrics = loadRow(m, 'burst', store);
   const writers = metrics?.writers ?? 100;
@@ -60,7 +60,7 @@ function saturationEnds(m: Measured, store: StoreKind) {
   return { one: rows[0]?.metrics, most: rows.at(-1)?.metrics };
 }
 
-/** Issue 17: saturation at the most writers against one writer, and its CAS per commit. */
+/** Saturation at the most writers against one writer, and its CAS per commit. */
 function saturationChecks(m: Measured, store: StoreKind, where: string): TargetCheck[] {
   const { one, most } = saturationEnds(m, store);
   const n = most?.writers ?? 64;
@@ -82,7 +82,7 @@ function saturationChecks(m: Measured, store: StoreKind, where: string): TargetC
   ];
 }
 
-/** Issue 17: on S3, the most writers beat twice the raw CAS rate of one loop (one CAS each). */
+/** On S3, the most writers beat twice the raw CAS rate of one loop (one CAS each). */
 function beyondRawCas(m: Measured): TargetCheck {
   const { most } = saturationEnds(m, 's3');
   const raw = m.rawCas.filter((r) => r.store === 's3').sort((a, b) => a.writers - b.writers)[0];
@@ -95,7 +95,7 @@ function beyondRawCas(m: Measured): TargetCheck {
   );
 }
 
-/** Issue 17: the distributed scenario on S3, every commit accepted, p99 ≤ 2 s. */
+/** The distributed scenario on S3, every commit accepted, p99 ≤ 2 s. */
 function distributedChecks(m: Measured): TargetCheck[] {
   const metrics = loadRow(m, 'distributed', 's3');
   const attempted = metrics?.attempted ?? 200;
@@ -117,7 +117,7 @@ function distributedChecks(m: Measured): TargetCheck[] {
   ];
 }
 
-/** Issue 17: a lone writer's p50 with group commit against without, same run. */
+/** A lone writer's p50 with group commit against without, same run. */
 function loneCheck(m: Measured, store: StoreKind, where: string): TargetCheck {
   const row = (m.lone ?? []).find((r) => r.store === store);
   return check(
@@ -130,7 +130,7 @@ function loneCheck(m: Measured, store: StoreKind, where: string): TargetCheck {
 }
 
 /**
- * Issue 16 at the largest append burst run on `store` (100 in full mode): no conflict, one
+ * The largest append burst run on `store` (100 in full mode): no conflict, one
  * commit call per writer, every line once.
  */
 function appendBurstChecks(m: Measured, store: StoreKind, where: string): TargetCheck[] {
@@ -153,7 +153,7 @@ function appendBurstChecks(m: Measured, store: StoreKind, where: string): Target
 }
 
 /**
- * Issue 27 on `store`: the last window against the first (commit p50, server RSS), P's files
+ * The long run on `store`: the last window against the first (commit p50, server RSS), P's files
  * at the end, and a fresh directory's cold pull at the end against after the first window.
  */
 function longRunChecks(m: Measured, store: StoreKind, where: string): TargetCheck[] {
@@ -196,10 +196,10 @@ function warmPullRatio(m: Measured): number | undefined {
 }
 
 /**
- * Evaluates the issues' targets on one run's figures (ratios from the same run): the burst,
- * saturation, distributed and lone-writer targets of issue 17 (which withdrew issue 9's "≥ 50 %
- * of the raw compare-and-swap ceiling" and "50 commits/s at 16 writers"), issue 16's append
- * bursts, and issue 9's scale and warm-pull ratios.
+ * Evaluates the targets on one run's figures (ratios from the same run): the burst,
+ * saturation, distributed and lone-writer targets of group commit (which replaced "≥ 50 % of the
+ * raw compare-and-swap ceiling" and "50 commits/s at 16 writers"), the append bursts, and the
+ * scale and warm-pull ratios.
  */
 export function evaluateTargets(m: Measured): TargetCheck[] {
   const scale = m.scale.filter((r) => r.system === PRODUCT && r.store === 'embedded');

@@ -1,4 +1,4 @@
-// The web view's figures (issue 29), run by `pnpm bench` after the other scenarios:
+// The web view's figures, run by `pnpm bench` after the other scenarios:
 // - /history of a notebook with 1,000 publications: answered (server time to the whole page)
 //   and painted in Chromium (first contentful paint after navigation);
 // - blame of a 1,000-line file changed by each of the 1,000 publications;
@@ -144,7 +144,7 @@ async function main(): Promise<void> {
       `| ${what} | ${value ?? 'n/a'} | ≤ ${limit} | ${typeof value === 'number' ? (value <= limit ? 'met' : 'NOT MET') : 'n/a'} |`,
   );
   process.stdout.write(
-    `\nView (issue 29): ${PUBLICATIONS} publications, a ${LINES}-line file\n\n| figure | value | target | |\n| --- | --- | --- | --- |\n${rows.join('\n')}\n\n${JSON.stringify(figures)}\n`,
+    `\nView: ${PUBLICATIONS} publications, a ${LINES}-line file\n\n| figure | value | target | |\n| --- | --- | --- | --- |\n${rows.join('\n')}\n\n${JSON.stringify(figures)}\n`,
   );
   const out = process.env.BENCH_OUT ?? join(repoRoot, 'bench-results');
   await mkdir(out, { recursive: true });

@@ -155,4 +155,5 @@ done
 [[ $code == 200 || $code == 409 ]] || { echo "bucket create failed: $code" >&2; cat "$D/log/mkbucket.out" >&2; exit 1; }
 log "bucket $BUCKET created (HTTP $code) -- ready"
 
-echo "SLIVINGDOC_TEST_S3_ENDPOINT=http://127.0.0.1:$PORT SLIVINGDOC_TEST_S3_ACCESS_KEY=$AK SLIVINGDOC_TEST_S3_SECRET_KEY=$SK SLIVINGDOC_TEST_S3_BUCKET=$BUCKET"
+# The cluster's conf lets tests add users with radosgw-admin (the members of a shared bucket).
+echo "SLIVINGDOC_TEST_S3_ENDPOINT=http://127.0.0.1:$PORT SLIVINGDOC_TEST_S3_ACCESS_KEY=$AK SLIVINGDOC_TEST_S3_SECRET_KEY=$SK SLIVINGDOC_TEST_S3_BUCKET=$BUCKET SLIVINGDOC_TEST_RGW_CEPH_CONF=$CONF"

@@ -1,4 +1,4 @@
-// The append-burst scenario (issue 16): its pure parts, its targets and table rows, and one
+// The append-burst scenario: its pure parts, its targets and table rows, and one
 // tiny burst of real `slivingdoc serve` processes (the built bin) on an embedded store, with
 // additions kept and with git's rule, whose conflicts the scenario resolves as an agent would.
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';

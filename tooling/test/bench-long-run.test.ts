@@ -1,4 +1,4 @@
-// Issue 27's long-run scenario on tiny sizes: two real `slivingdoc serve` processes (the built
+// The long-run scenario on tiny sizes: two real `slivingdoc serve` processes (the built
 // bin) on an embedded store; the figures per window, the targets and the table.
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -158,4 +158,57 @@ describe('layer check', () => {
       "'@slivingdoc/testkit' is not declared in packages/store/package.json",
     ]);
   });
+
+  it('rejects an import cycle inside a package, type-only and through re-exports too', () => {
+    const root = fixtureRepo({
+      'packages/merge/package.json': pkg('merge'),
+      // A value import one way, a type-only import back.
+      'packages/merge/src/a.ts': "import { b } from './b';\nexport const a = b;\n",
+      'packages/merge/src/b.ts': "import type { A } from './a.ts';\nexport const b = 1 as A;\n",
+      // Three files around: a re-export, a `.js` specifier and a directory index close it.
+      'packages/merge/src/c.ts': "export { d } from './d.js';\n",
+      'packages/merge/src/d.ts': "export * from './e';\nexport const d = 1;\n",
+      'packages/merge/src/e/index.ts': "export type { C } from '../c';\n",
+      // A file that imports itself.
+      'packages/merge/src/f.ts': "import type { F } from './f';\nexport type G = F;\n",
+      // Imports that form a chain, not a loop, are fine.
+      'packages/merge/src/g.ts': "import { a } from './a';\nimport { d } from './d';\n",
+    });
+    expect(checkLayers(root) as Violation[]).toEqual([
+      {
+        file: 'packages/merge/src/a.ts',
+        specifier: './b',
+        problem:
+          'import cycle: packages/merge/src/a.ts → packages/merge/src/b.ts → packages/merge/src/a.ts',
+      },
+      {
+        file: 'packages/merge/src/c.ts',
+        specifier: './d.js',
+        problem:
+          'import cycle: packages/merge/src/c.ts → packages/merge/src/d.ts → packages/merge/src/e/index.ts → packages/merge/src/c.ts',
+      },
+      {
+        file: 'packages/merge/src/f.ts',
+        specifier: './f',
+        problem: 'import cycle: packages/merge/src/f.ts → packages/merge/src/f.ts',
+      },
+    ]);
+  });
+
+  it('rejects an import cycle in an app and in its tests', () => {
+    const root = fixtureRepo({
+      'apps/slivingdoc/package.json': pkg('slivingdoc'),
+      'apps/slivingdoc/src/config/command-line.ts': "import { usage } from './refusal';\nusage;\n",
+      'apps/slivingdoc/src/config/refusal.ts':
+        "import type { Refusal } from './types';\nexport const usage = {} as Refusal;\n",
+      'apps/slivingdoc/src/config/types.ts':
+        "import type { Line } from './command-line';\nexport type Refusal = Line;\n",
+      'apps/slivingdoc/test/a.ts': "import { b } from './b';\nexport const a = b;\n",
+      'apps/slivingdoc/test/b.ts': "import { a } from './a';\nexport const b = a;\n",
+    });
+    expect((checkLayers(root) as Violation[]).map((v) => v.problem)).toEqual([
+      'import cycle: apps/slivingdoc/src/config/command-line.ts → apps/slivingdoc/src/config/refusal.ts → apps/slivingdoc/src/config/types.ts → apps/slivingdoc/src/config/command-line.ts',
+      'import cycle: apps/slivingdoc/test/a.ts → apps/slivingdoc/test/b.ts → apps/slivingdoc/test/a.ts',
+    ]);
+  });
 });

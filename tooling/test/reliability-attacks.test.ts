@@ -25,7 +25,7 @@ import { providedS3 } from '@slivingdoc/testkit/s3-env';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { type CliRun, peakMemoryMiB, requireBuiltCli, runCli } from '../reliability/cli';
 
-// The attack suite (issue 10, contract §3 scrubbing, §4 path security and limits): real
+// The attack suite (contract §3 scrubbing, §4 path security and limits): real
 // `slivingdoc` processes against hostile directories and planted secrets.
 
 beforeAll(() => requireBuiltCli());

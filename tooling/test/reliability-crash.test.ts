@@ -8,7 +8,7 @@ import {
 } from '../reliability/crash/group';
 import { runCrashCase } from '../reliability/crash/matrix';
 
-// The crash matrix (issue 10, contract §10): for every engine failpoint a real `slivingdoc
+// The crash matrix (contract §10): for every engine failpoint a real `slivingdoc
 // commit` is SIGKILLed exactly there; fresh processes then pull and commit. `current` must
 // validate, every acknowledged line must be in R, the killed call's edit must survive, L
 // must equal R, no recovery flag may be left and the lock must be free. `pnpm soak` also

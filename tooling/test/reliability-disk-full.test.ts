@@ -7,7 +7,7 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { requireBuiltCli, runCli } from '../reliability/cli';
 import { mountSmallDisk, type SmallDisk } from '../reliability/small-disk';
 
-// Full disks (issue 18 point 5) on a real small tmpfs: the store directory, the notebook
+// Full disks on a real small tmpfs: the store directory, the notebook
 // directory L or the private root P runs out of space mid-call. Each answer carries the
 // catalogue's words with the fixed detail `disk full`, nothing is lost, no temp file stays
 // in the store, and everything works again once space is freed.

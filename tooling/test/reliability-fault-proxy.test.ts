@@ -9,6 +9,7 @@ import {
 import { type FaultProxy, startFaultProxy } from '@slivingdoc/testkit/fault-proxy';
 import type {} from '@slivingdoc/testkit/rgw-global-setup';
 import { providedS3, type S3TestEnv } from '@slivingdoc/testkit/s3-env';
+import { until } from '@slivingdoc/testkit/until';
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
 
 // The fault proxy in front of the real S3 server, driven by the AWS SDK directly: every
@@ -155,9 +156,11 @@ describe('fault proxy in front of the real S3 server', () => {
       })
       .catch((err: unknown) => err);
     // Give up only once the proxy holds the whole request: from then on it is in flight.
-    while (!proxy.records.some((r) => r.key === key && r.bodyReceived)) {
-      await new Promise((r) => setTimeout(r, 10));
-    }
+    await until(
+      () => proxy.records.some((r) => r.key === key && r.bodyReceived),
+      'the proxy holds the whole request',
+      { everyMs: 10 },
+    );
     abort.abort();
     expect(await sent).toBeInstanceOf(Error);
     await proxy.idle();

@@ -11,7 +11,7 @@ import {
 import { messageRules, notebookPathRules, requestPathRules } from '../reliability/fuzz/policy';
 import { stateDecoder } from '../reliability/fuzz/state';
 
-// Bounded fuzz runs of every decoder and rule set that takes outside input (issue 10).
+// Bounded fuzz runs of every decoder and rule set that takes outside input.
 // `pnpm fuzz` runs the same properties with SLIVINGDOC_FUZZ_RUNS runs each. A hang shows
 // up as this test's timeout; a crash or an uncatalogued rejection as a counterexample.
 

@@ -8,7 +8,7 @@ import {
   runKillSoak,
 } from '../reliability/soak/kill-soak';
 
-// The random-kill soak, shortened (issue 18): real `slivingdoc serve` processes (the built bin)
+// The random-kill soak, shortened: real `slivingdoc serve` processes (the built bin)
 // SIGKILLed at random moments and restarted on the same directories. `pnpm soak` runs it at
 // full size (SLIVINGDOC_KILL_SOAK_COMMITS, _KILLS, _SEED, _WRITERS).
 

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { type CliRun, requireBuiltCli, runCli } from '../reliability/cli';
 import { type StoreSpec, withService } from '../reliability/store-spec';
 
-// Network faults end to end (issue 10, contract §9): real `slivingdoc` processes talk to the
+// Network faults end to end (contract §9): real `slivingdoc` processes talk to the
 // real S3 server through the fault proxy, which breaks exactly one kind of request. Every
 // ambiguity path must end in a proven OK, or in a catalogued retryable error with L
 // untouched, and never lose or duplicate a publication.

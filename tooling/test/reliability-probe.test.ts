@@ -10,7 +10,7 @@ import { providedS3, type S3TestEnv } from '@slivingdoc/testkit/s3-env';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { requireBuiltCli, runCli } from '../reliability/cli';
 
-// The startup compatibility probe (contract §7, issue 18 point 4) against the real S3 server
+// The startup compatibility probe (contract §7) against the real S3 server
 // behind the fault proxy: one transient fault at any step must not turn into
 // INCOMPATIBLE_STORE, and no probe key may be left behind.
 

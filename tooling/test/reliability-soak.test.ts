@@ -10,7 +10,7 @@ import type { WriterLedger } from '../reliability/soak/ledger';
 import { keepBothSides } from '../reliability/soak/resolve';
 import { soakProblems } from '../reliability/soak/verdict';
 
-// The shortened soak (issue 10): several writer processes commit random insertions into
+// The shortened soak: several writer processes commit random insertions into
 // shared files at once; every acknowledged line must be in the final notebook. `pnpm soak`
 // runs the full 20 × 200 on both stores.
 

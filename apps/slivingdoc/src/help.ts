@@ -64,6 +64,7 @@ One living notebook shared by many agents and humans.
 
 Commands:
   serve, s                       run the MCP server over stdio (tools notes_pull, notes_commit)
+  serve --listen HOST:PORT       one hub over HTTP for many agents on this host, and the web view
   view --listen HOST:PORT        serve the web view of the notebook (history, diffs, blame)
   pull, p <path>                 bring the notebook directory <path> up to date
   commit, c <path> -m <message>  publish the edits in <path>
@@ -94,14 +95,17 @@ Runs the MCP server over stdio with the tools notes_pull and notes_commit. Each 
 commits carry its clientInfo.name as their actor unless --actor is given.
 
 With --listen, serves MCP over Streamable HTTP at http://HOST:PORT/mcp to many agents at once
-instead: every request needs a token (slivingdoc token add NAME), whose name is the actor.
+instead, and the web view at http://HOST:PORT/: every request needs a token (slivingdoc token
+add NAME). The token's name is the actor, and the token owns one directory, the same for all
+its sessions and reconnects: W/NAME with --workspace-root W, else NAME in the hub's own
+session directory (removed at exit when nothing in it is unpublished).
 
   --listen <host:port>            serve over HTTP (SLIVINGDOC_LISTEN); loopback unless --listen-public
   --listen-public                 allow a non-loopback address (traffic is not encrypted)
   --allow-origin <origin>         a browser origin let in, repeatable (SLIVINGDOC_ALLOWED_ORIGINS); default none
-  --max-sessions <n>              live sessions (SLIVINGDOC_MAX_SESSIONS), default 256
-  --session-idle-timeout <s>      idle seconds that end a session (SLIVINGDOC_SESSION_IDLE_TIMEOUT), default 1800
-  --session-calls <n>             requests in progress per session (SLIVINGDOC_SESSION_CALLS), default 8`,
+  --max-sessions <n>              live sessions; past it the least recently used idle one ends (SLIVINGDOC_MAX_SESSIONS), default 256
+  --session-idle-timeout <s>      idle seconds that end a session (SLIVINGDOC_SESSION_IDLE_TIMEOUT), default 300
+  --token-calls <n>               requests in progress per token (SLIVINGDOC_TOKEN_CALLS), default 16`,
   token: `Usage: slivingdoc token add NAME [--read-only] [--writable <paths>] [--read-only-paths <paths>]
                                 [--review queue] [--reviewer]
        slivingdoc token list
@@ -109,7 +113,10 @@ instead: every request needs a token (slivingdoc token add NAME), whose name is 
 
 Manages the bearer tokens of serve --listen, kept hashed in $XDG_CONFIG_HOME/slivingdoc/tokens.json
 (else ~/.config/slivingdoc/tokens.json; SLIVINGDOC_TOKEN_FILE moves it). add prints the new token
-once; its NAME is the actor of its sessions and names their directory.
+once; its NAME is the actor of its sessions and names the one directory they all share
+(a token reaches only that directory and below). Tokens are cheap: give two agents that
+should not share a directory two tokens. A name that differs from an existing one only in
+case is refused; a token removed and added again under its old name takes up its old directory.
 
   --read-only                     the token's sessions may pull but never commit
   --writable <paths>              the sessions' writable set (replaces the server's), repeatable

@@ -1,5 +1,5 @@
 /**
- * Issue 26: on Node 20 the AWS SDK prints a multi-line notice about its own future Node
+ * On Node 20 the AWS SDK prints a multi-line notice about its own future Node
  * support (`NodeVersionSupportWarning`, through `process.emitWarning`) when a client is made.
  * A user's stderr (an MCP host shows the server's) must never carry it raw: the server's
  * stderr holds only structured log records, and a one-shot command at the default level

@@ -53,12 +53,12 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { FAILPOINT_RESUME_SIGNAL } from '@slivingdoc/engine';
 import { startFaultProxy } from '@slivingdoc/testkit/fault-proxy';
 import { refuseWrites } from '@slivingdoc/testkit/refuse-writes';
 import { providedS3 } from '@slivingdoc/testkit/s3-env';
 import { untilCatching } from '@slivingdoc/testkit/signal-wait';
+import { until } from '@slivingdoc/testkit/until';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { assertBuilt, runBin, sandboxEnv } from './helpers/bin';
 import { expectEnvelope, McpServerProcess } from './helpers/mcp-server';
@@ -510,11 +510,6 @@ function snapshot(dir: string): Record<string, string> {
   );
 }
 
-/** Polls until `found()` holds (a condition, not a timing assertion). */
-async function until(found: () => boolean): Promise<void> {
-  while (!found()) await sleep(25);
-}
-
 describe('PATH_BUSY and REMOTE_BUSY: a commit held between its pack upload and its CAS', () => {
   it('a second server waits out the lock; a human commit wins the race; the held commit loses with --commit-retries 0', async () => {
     const { env, ws } = sandbox();
@@ -527,7 +522,7 @@ describe('PATH_BUSY and REMOTE_BUSY: a commit held between its pack upload and i
     expect((await held.call('notes_pull', { path: dir })).structured.code).toBe('OK');
     writeFileSync(join(dir, 'mine.md'), 'mine\n');
     const commit = held.call('notes_commit', { message: 'held', path: dir });
-    await until(() => packsUnder(storeDir).length === 1);
+    await until(() => packsUnder(storeDir).length === 1, 'the held commit uploaded its pack');
     // Held only once it waits for SIGUSR2: the pack file shows before its upload call returns.
     await untilCatching(held.pid, FAILPOINT_RESUME_SIGNAL);
 

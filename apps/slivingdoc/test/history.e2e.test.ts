@@ -22,6 +22,7 @@ import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { FAILPOINT_RESUME_SIGNAL } from '@slivingdoc/engine';
 import type { ProvidedS3 } from '@slivingdoc/testkit/rgw-global-setup';
 import { untilCatching } from '@slivingdoc/testkit/signal-wait';
+import { until } from '@slivingdoc/testkit/until';
 import { afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { assertBuilt, type BinRun, bin, runBin, sandboxEnv } from './helpers/bin';
 import { McpServerProcess } from './helpers/mcp-server';
@@ -160,7 +161,7 @@ async function agent(name: string, dir: string, env: NodeJS.ProcessEnv) {
       const pid = server.pid;
       await server.close();
       servers.splice(servers.indexOf(server), 1);
-      while (isAlive(pid)) await sleep(50);
+      await until(() => !isAlive(pid), `the stopped server ${pid} exited`);
       outputs.push(server.stderrLines.join('\n'));
     },
   };
@@ -668,7 +669,7 @@ async function heldRun(
     Object.values(stateFiles(privateRoot)).some((state) =>
       state.includes('"recoveryRequired":true'),
     );
-  while (!flagged()) await sleep(50);
+  await until(flagged, 'the held run flagged recovery in its state record');
   // The node process is the child itself, or script's child.
   const pid = command === 'script' ? childOf(child.pid!) : child.pid!;
   // Held only once it waits for SIGUSR2 (the flag is written before), which must not come

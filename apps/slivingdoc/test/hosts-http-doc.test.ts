@@ -1,9 +1,10 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { until } from '@slivingdoc/testkit/until';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { assertBuilt, bin, sandboxEnv } from './helpers/bin';
 import { HubProcess, withConfigHome } from './helpers/http-hub';
@@ -77,12 +78,13 @@ describe('docs/hosts.md, Streamable HTTP', () => {
     expect(blocks('js')).toHaveLength(2);
   });
 
-  it('the hub logs its URL and how to add it', () => {
+  it('the hub prints its URL, the claude mcp add line and the view address on stdout', async () => {
     expect(hub.url).toBe(`http://127.0.0.1:${hub.port}/mcp`);
-    const hint = hub.logged('add this server to a host (docs/hosts.md)')[0]!;
-    expect(hint.claudeCode).toBe(
+    await until(() => hub.stdout.includes('tokens:'), 'the whole banner on stdout');
+    expect(hub.stdout).toContain(
       `claude mcp add --transport http slivingdoc ${hub.url} --header "Authorization: Bearer <token>"`,
     );
+    expect(hub.stdout).toContain(`http://127.0.0.1:${hub.port}/?token=<token>`);
   });
 
   it('Claude Code: claude mcp add --transport http NAME URL --header "K: V"', async () => {
@@ -148,5 +150,74 @@ describe('docs/hosts.md, Streamable HTTP', () => {
       }),
     );
     await exercise(client);
+  });
+});
+
+// README's "Many agents on one host": the same commands, the Claude Code line and the view's
+// login address, run against the hub the page's commands started.
+const readme = readFileSync(join(import.meta.dirname, '../../../README.md'), 'utf8');
+const readmeStart = readme.indexOf('## Many agents on one host');
+const readmeSection = readme.slice(readmeStart, readme.indexOf('\n## ', readmeStart + 1));
+
+describe("README, 'Many agents on one host'", () => {
+  const consoles = [...readmeSection.matchAll(/^```console\n([\s\S]*?)^```/gm)].map(
+    (match) => match[1] ?? '',
+  );
+
+  it('comes after the two set-up commands and runs the same commands as docs/hosts.md', () => {
+    expect(readmeStart).toBeGreaterThan(readme.indexOf('npm test --silent'));
+    expect(consoles).toHaveLength(2);
+    expect(consoles[0]).toBe(blocks('console')[0]);
+    expect(consoles[1]).toBe(blocks('console')[1]);
+  });
+
+  it('the Claude Code line connects, and the view logs in at the address the page gives', async () => {
+    const words = shellWords(real(consoles[1]!.trim()));
+    const [name, ...value] = words[8]!.split(': ');
+    await connectHttp(words[6]!, { [name!]: value.join(': ') });
+    const address = /`(http:\/\/127\.0\.0\.1:7077\/\?token=[^`]+)`/.exec(readmeSection)?.[1];
+    expect(address).toBeDefined();
+    const page = await fetch(real(address!), { redirect: 'manual' });
+    expect(page.status, await page.text()).toBeLessThan(400);
+    expect(page.headers.get('set-cookie')).toMatch(/./);
+  });
+});
+
+// docs/hosts.md's "Keeping the hub running": the systemd unit's and the launchd agent's
+// command is the hub's, and it starts (port 7077 replaced by a free one, the home by a sandbox).
+describe("docs/hosts.md, 'Keeping the hub running'", () => {
+  const keepStart = page.indexOf('## Keeping the hub running');
+  const keep = page.slice(keepStart, page.indexOf('\n## ', keepStart + 1));
+  const fenced = (lang: string) =>
+    new RegExp(`^\`\`\`${lang}\\n([\\s\\S]*?)^\`\`\``, 'm').exec(keep)?.[1] ?? '';
+
+  it('the systemd unit and the launchd agent run the same hub command, and it starts', async () => {
+    const unit = fenced('ini');
+    const execStart = /^ExecStart=(.+)$/m.exec(unit)?.[1];
+    expect(unit).toMatch(/^Restart=on-failure$/m);
+    const words = shellWords(execStart!);
+    expect(words.slice(0, 4)).toEqual(['/usr/bin/env', 'npx', '-y', 'slivingdoc']);
+    const hubArgs = words.slice(4);
+    expect(hubArgs).toEqual([
+      'serve',
+      '--listen',
+      '127.0.0.1:7077',
+      '--workspace-root',
+      '%h/notebooks',
+    ]);
+    const plist = fenced('xml');
+    expect(plist).toContain('<key>KeepAlive</key><true/>');
+    const line = /exec npx -y slivingdoc ([^<]+)<\/string>/.exec(plist)?.[1];
+    expect(shellWords(line!)).toEqual([...hubArgs.slice(0, 4), '$HOME/notebooks']);
+
+    const home = mkdtempSync(join(env.HOME!, 'unit-home-'));
+    const root = join(home, 'notebooks');
+    mkdirSync(root);
+    const kept = await HubProcess.start([hubArgs[3]!, root], env);
+    try {
+      expect(kept.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/mcp$/);
+    } finally {
+      await kept.stop();
+    }
   });
 });

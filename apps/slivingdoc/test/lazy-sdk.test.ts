@@ -1,6 +1,6 @@
 /**
- * Issue 8: the AWS SDK loads only when a bucket is configured, so an embedded `serve` starts
- * without it. Issue 20: an idle embedded `serve` after a pull holds neither the MCP SDK's
+ * The AWS SDK loads only when a bucket is configured, so an embedded `serve` starts
+ * without it. An idle embedded `serve` after a pull holds neither the MCP SDK's
  * runtime (zod, ajv) nor isomorphic-git, which only reading an object back from disk needs. Each built server runs under a module log (helpers/module-log: Node's resolve
  * hook records every ESM module the process resolves) and answers a real pull; the S3 case is
  * the control showing the log does see the SDK when it is loaded. (Node 20's hook sees
@@ -39,7 +39,7 @@ async function sdkModulesOfServe(extra: NodeJS.ProcessEnv): Promise<string[]> {
   return (await packagesOfServe(extra)).filter((name) => name.startsWith('@aws-sdk/'));
 }
 
-describe('an idle embedded serve holds only what its first pull needed (issue 20)', () => {
+describe('an idle embedded serve holds only what its first pull needed', () => {
   it('resolves neither the MCP SDK, zod, ajv nor isomorphic-git up to its first pull', async () => {
     const packages = await packagesOfServe({});
     // Control: the log sees the third-party packages the server does load.

@@ -7,9 +7,9 @@
  */
 import { existsSync, mkdirSync, readdirSync, realpathSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { FAILPOINT_RESUME_SIGNAL } from '@slivingdoc/engine';
 import { untilCatching } from '@slivingdoc/testkit/signal-wait';
+import { until } from '@slivingdoc/testkit/until';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { assertBuilt, runBin, sandboxEnv } from './helpers/bin';
 import { RawServer } from './helpers/raw-server';
@@ -19,10 +19,6 @@ const servers: RawServer[] = [];
 afterEach(() => {
   for (const server of servers.splice(0)) server.child.kill('SIGKILL');
 });
-
-async function until(found: () => boolean): Promise<void> {
-  while (!found()) await sleep(25);
-}
 
 /** A server whose first commit is held after its pack upload, with that commit in flight. */
 async function serverWithHeldCommit() {
@@ -51,7 +47,10 @@ async function serverWithHeldCommit() {
   });
   const packs = () =>
     (readdirSync(storeDir, { recursive: true }) as string[]).filter((n) => n.endsWith('.pack'));
-  await until(() => existsSync(storeDir) && packs().length === 1);
+  await until(
+    () => existsSync(storeDir) && packs().length === 1,
+    'the held commit uploaded its pack',
+  );
   // Held only once it waits for SIGUSR2: the pack file shows before its upload call returns.
   await untilCatching(server.child.pid!, FAILPOINT_RESUME_SIGNAL);
   const messages = () => server.records().map((r) => r.msg);
@@ -64,7 +63,7 @@ describe('shutdown with a tool call in flight', () => {
     async (signal) => {
       const { server, env, ws, storeDir, flags, messages } = await serverWithHeldCommit();
       server.child.kill(signal);
-      await until(() => messages().includes('shutting down'));
+      await until(() => messages().includes('shutting down'), 'the server logged its shutdown');
       // Sent after shutdown began: never read, never answered.
       server.send({
         jsonrpc: '2.0',

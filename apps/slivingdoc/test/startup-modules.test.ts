@@ -1,5 +1,5 @@
 /**
- * Issue 20: "nothing the first initialize does not need is loaded before it is answered".
+ * Nothing the first initialize does not need is loaded before it is answered.
  * The built bin's `serve` runs under the module log (helpers/module-log), which also marks
  * the moment its first stdout write (the initialize response) happens. Every module resolved
  * (or required: the log lists the CommonJS modules loaded before each write) before that mark

@@ -1,7 +1,7 @@
 /**
  * Scale: one-file commit latency on a small and a large notebook (embedded store), commits
  * alternated between the two so both sizes see the same machine load, with where the time went
- * (failpoint hooks as stopwatches). The target of issues #7/#9 is large ≤ 3× small.
+ * (failpoint hooks as stopwatches). The target: a one-file commit on the large notebook takes ≤ 3× one on the small.
  *   BENCH_FILES=10000 BENCH_ROUNDS=15 node --import tsx --conditions=@slivingdoc/source bench/scale.bench.ts
  *   (BENCH_SMALL=100 sets the small notebook)
  */

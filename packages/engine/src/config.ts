@@ -26,6 +26,12 @@ export interface EngineConfig {
   writable?: string[];
   /** Read-only path set (contract §5). */
   readOnly?: string[];
+  /**
+   * The store's credentials can read but not write (the app's compatibility probe found so,
+   * contract §7): every commit and revert is refused with READ_ONLY_SESSION · STORE_READ_ONLY
+   * before anything is read or changed. Pulls and reads work as usual. Default false.
+   */
+  readOnlyStore?: boolean;
   /** CAS retries after the first attempt, 0–100 (default 8). */
   commitRetries?: number;
   /** Active increments that trigger a background checkpoint, ≥ 1 (default 256). */
@@ -109,6 +115,7 @@ export interface ResolvedConfig {
   notebookDir: string;
   writable: string[];
   readOnly: string[];
+  readOnlyStore: boolean;
   commitRetries: number;
   checkpointPacks: number;
   retainedCheckpoints: number;
@@ -152,6 +159,7 @@ export function resolveConfig(config: EngineConfig, home: string): ResolvedConfi
     notebookDir: config.notebookDir,
     writable: config.writable ?? [],
     readOnly: config.readOnly ?? [],
+    readOnlyStore: config.readOnlyStore ?? false,
     commitRetries: integerIn('commitRetries', config.commitRetries, 8, 0, 100),
     checkpointPacks: integerIn(
       'checkpointPacks',

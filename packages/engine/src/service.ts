@@ -2,6 +2,7 @@ import { realpath, rm, stat } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { sep } from 'node:path';
 import {
+  type CommitRefusal,
   compareUtf8,
   DomainError,
   engineDetailFor,
@@ -73,7 +74,14 @@ import { ReviewReader } from './review/store-io';
 import { type NotebookStatus, notPulledStatus, statusLocked } from './status';
 import { conflictIssues, type Entry, enterDirectory, synchronize } from './sync';
 import { holdsUnpublishedEdits } from './unpublished';
-import { mergeConflict, notPulled, readOnlySession, resyncPending } from './verdicts';
+import {
+  mergeConflict,
+  notPulled,
+  outsideTokenDir,
+  readOnlySession,
+  readOnlyStore,
+  resyncPending,
+} from './verdicts';
 
 /** A pull request: the path is the caller's raw string (decoded, not yet resolved). */
 export interface PullRequest {
@@ -234,6 +242,11 @@ export interface NotebookService {
   readonly sets: PathSets;
   /** The service's own notebook directory (realpath). */
   readonly notebookDir: string;
+  /**
+   * Why every commit and revert of this participant is refused, if one is: `token` (a
+   * read-only session) or `store` (the store's credentials can only read).
+   */
+  readonly commitsRefused: CommitRefusal | undefined;
   pull(request: PullRequest): Promise<SuccessResult>;
   commit(request: CommitRequest): Promise<SuccessResult>;
   /**
@@ -313,6 +326,11 @@ export interface SessionOptions {
    * bind it; `floor: 'queue'` queues its every tool commit (`token add --review queue`).
    */
   review?: { authenticated: boolean; floor?: ReviewMode };
+  /**
+   * True: every call may address only `notebookDir` and below (an HTTP token's own directory);
+   * any other path is INVALID_REQUEST · PATH_OUTSIDE_TOKEN_DIR before anything is read or made.
+   */
+  confined?: boolean;
 }
 
 /** INVALID_REQUEST · INVALID_ARGUMENTS with a short reason. */
@@ -477,8 +495,12 @@ export async function createNotebookService(config: EngineConfig): Promise<Noteb
     notebookDir: string,
     raw: string | undefined,
     create: boolean,
+    confined = false,
   ): Promise<string> {
     const requested = parseRequestPath(raw, { home: cfg.home });
+    // Lexical is enough: no component below the workspace root may be a link (resolveRequestPath).
+    if (confined && requested !== undefined && !isAtOrBelow(requested, notebookDir))
+      throw outsideTokenDir(requested, notebookDir);
     const managed = await registry.list();
     try {
       return await resolveRequestPath({ requested, notebookDir, workspaceRoot, managed, create });
@@ -674,12 +696,12 @@ export async function createNotebookService(config: EngineConfig): Promise<Noteb
 
   /** Runs a read of the retained history from a pulled directory's private state. */
   async function reading<T>(
-    notebookDir: string,
+    resolve: (raw: string | undefined, create: boolean) => Promise<string>,
     policy: PathPolicy,
     request: { path?: string; signal?: AbortSignal },
     work: (ctx: DirContext, current: Awaited<ReturnType<typeof readCurrent>>) => Promise<T>,
   ): Promise<T> {
-    const dir = await resolveDir(notebookDir, request.path, false);
+    const dir = await resolve(request.path, false);
     if (!(await isPulled(dir))) throw notPulled();
     return guarded(policy, dir, request, async (ctx) => {
       const current = await readCurrentClassified();
@@ -708,6 +730,7 @@ export async function createNotebookService(config: EngineConfig): Promise<Noteb
     notebookDir: string,
     policy: PathPolicy,
     commitRefused: boolean,
+    confined: boolean,
     review: SessionOptions['review'] = { authenticated: false },
   ): NotebookService {
     const callerOf = (actor: string | undefined): ReviewCaller => ({
@@ -715,12 +738,25 @@ export async function createNotebookService(config: EngineConfig): Promise<Noteb
       authenticated: review.authenticated,
       floor: review.floor,
     });
+    const resolve = (raw: string | undefined, create: boolean): Promise<string> =>
+      resolveDir(notebookDir, raw, create, confined);
+    const refusal: CommitRefusal | undefined = commitRefused
+      ? 'token'
+      : cfg.readOnlyStore
+        ? 'store'
+        : undefined;
+    /** Refuses a commit or revert of a read-only participant, before anything is read. */
+    const refuseCommits = () => {
+      if (refusal === 'token') throw readOnlySession();
+      if (refusal === 'store') throw readOnlyStore();
+    };
     return {
       sets: policy.sets,
       notebookDir,
+      commitsRefused: refusal,
 
       async pull(request) {
-        const dir = await resolveDir(notebookDir, request.path, true);
+        const dir = await resolve(request.path, true);
         return guarded(
           policy,
           dir,
@@ -746,8 +782,8 @@ export async function createNotebookService(config: EngineConfig): Promise<Noteb
         parseRequestPath(raw, { home: cfg.home });
         checkMessage(request.message);
         checkActor(request.actor);
-        if (commitRefused) throw readOnlySession();
-        const dir = await resolveDir(notebookDir, raw, false);
+        refuseCommits();
+        const dir = await resolve(raw, false);
         if (!(await registry.list()).includes(dir)) {
           // contract §2 order: lock, pending repair, then NOT_PULLED. Without a state record there
           // is nothing to repair and nothing is created; with one (a first pull that failed
@@ -789,7 +825,7 @@ export async function createNotebookService(config: EngineConfig): Promise<Noteb
       },
 
       async status(request) {
-        const dir = await resolveDir(notebookDir, request.path, false);
+        const dir = await resolve(request.path, false);
         const current = await readCurrentClassified();
         if (!(await isPulled(dir))) return notPulledStatus(dir, current?.manifest);
         return guarded(policy, dir, request, async (ctx) =>
@@ -801,7 +837,7 @@ export async function createNotebookService(config: EngineConfig): Promise<Noteb
         if (!Number.isSafeInteger(request.limit) || request.limit < 1) {
           throw invalidArguments('the number of publications must be a whole number of at least 1');
         }
-        const dir = await resolveDir(notebookDir, request.path, false);
+        const dir = await resolve(request.path, false);
         if (!(await isPulled(dir))) throw notPulled();
         return guarded(
           policy,
@@ -833,11 +869,11 @@ export async function createNotebookService(config: EngineConfig): Promise<Noteb
         parseRequestPath(raw, { home: cfg.home });
         if (request.message !== undefined) checkMessage(request.message);
         checkActor(request.actor);
-        if (commitRefused) throw readOnlySession();
+        refuseCommits();
         if (!Number.isSafeInteger(request.generation) || request.generation < 1) {
           throw invalidArguments('the generation must be a whole number of at least 1');
         }
-        const dir = await resolveDir(notebookDir, raw, false);
+        const dir = await resolve(raw, false);
         if (!(await isPulled(dir))) throw notPulled();
         return guarded(
           policy,
@@ -857,8 +893,8 @@ export async function createNotebookService(config: EngineConfig): Promise<Noteb
       async approve(request) {
         parseRequestPath(request.path, { home: cfg.home });
         checkActor(request.actor);
-        if (commitRefused) throw readOnlySession();
-        const dir = await resolveDir(notebookDir, request.path, false);
+        refuseCommits();
+        const dir = await resolve(request.path, false);
         if (!(await isPulled(dir))) throw notPulled();
         return guarded(
           policy,
@@ -899,7 +935,7 @@ export async function createNotebookService(config: EngineConfig): Promise<Noteb
           throw invalidArguments('the number of publications must be a whole number of at least 1');
         if (!Number.isSafeInteger(offset) || offset < 0)
           throw invalidArguments('the offset must be a whole number of at least 0');
-        return reading(notebookDir, policy, request, async (ctx, current) => {
+        return reading(resolve, policy, request, async (ctx, current) => {
           const manifest = current?.manifest;
           const page =
             manifest === undefined
@@ -927,7 +963,7 @@ export async function createNotebookService(config: EngineConfig): Promise<Noteb
 
       async publication(request) {
         checkGeneration(request.generation);
-        return reading(notebookDir, policy, request, async (ctx, current) => ({
+        return reading(resolve, policy, request, async (ctx, current) => ({
           ...(await publicationDetail(ctx, current?.manifest, request.generation)),
           storeGeneration: Number(current?.manifest.generation ?? 0n),
         }));
@@ -935,7 +971,7 @@ export async function createNotebookService(config: EngineConfig): Promise<Noteb
 
       async files(request) {
         checkGeneration(request.generation);
-        return reading(notebookDir, policy, request, async (ctx, current) => {
+        return reading(resolve, policy, request, async (ctx, current) => {
           const found = incrementAt(current?.manifest, request.generation);
           if (found === undefined) return { generation: 0, files: [] };
           const entries = await stateAtIncrement(ctx, found.increment);
@@ -947,14 +983,14 @@ export async function createNotebookService(config: EngineConfig): Promise<Noteb
       },
 
       async readFile(request) {
-        return reading(notebookDir, policy, request, async (ctx, current) => ({
+        return reading(resolve, policy, request, async (ctx, current) => ({
           file: request.file,
           ...(await fileAt(ctx, current?.manifest, request)),
         }));
       },
 
       async blame(request) {
-        return reading(notebookDir, policy, request, async (ctx, current) => {
+        return reading(resolve, policy, request, async (ctx, current) => {
           const { generation, content } = await fileAt(ctx, current?.manifest, request);
           if (asText(content) === undefined || current === undefined)
             throw fileNotFound(request.file, generation);
@@ -1028,7 +1064,13 @@ export async function createNotebookService(config: EngineConfig): Promise<Noteb
         'notebookDir',
         `the session directory ${dir} is outside the workspace root`,
       );
-    return participant(dir, policy, options.commitRefused ?? false, options.review);
+    return participant(
+      dir,
+      policy,
+      options.commitRefused ?? false,
+      options.confined ?? false,
+      options.review,
+    );
   }
 
   async function forget(dir: string): Promise<void> {
@@ -1048,5 +1090,5 @@ export async function createNotebookService(config: EngineConfig): Promise<Noteb
   // Claimed from the start, so a restarted hub's wait for its exiting predecessor overlaps
   // its start-up instead of its first call.
   if (cfg.sharedObjects) void claimShared();
-  return participant(processNotebookDir, processPolicy, false);
+  return participant(processNotebookDir, processPolicy, false, false);
 }

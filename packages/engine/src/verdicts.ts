@@ -54,6 +54,29 @@ export function readOnlySession(): DomainError {
   });
 }
 
+/**
+ * INVALID_REQUEST · PATH_OUTSIDE_TOKEN_DIR: an HTTP token's call addressed a directory outside
+ * its own. Decided before the path is resolved, so nothing is read, made or named but the
+ * caller's own path and directory.
+ */
+export function outsideTokenDir(path: string, tokenDir: string): DomainError {
+  return new DomainError({
+    code: 'INVALID_REQUEST',
+    reason: 'PATH_OUTSIDE_TOKEN_DIR',
+    message: `${path} is outside this token's directory ${tokenDir}; a token reaches only its own directory and below.`,
+  });
+}
+
+/** READ_ONLY_SESSION · STORE_READ_ONLY: the process is a reader; decided before anything is read. */
+export function readOnlyStore(): DomainError {
+  return new DomainError({
+    code: 'READ_ONLY_SESSION',
+    reason: 'STORE_READ_ONLY',
+    message:
+      'These store credentials can only read: notes_commit is refused and nothing was changed or published; your edits stay in the notebook directory. notes_pull still works.',
+  });
+}
+
 /** INVALID_REQUEST · NOT_PULLED: decided before any store call. */
 export function notPulled(): DomainError {
   return new DomainError({

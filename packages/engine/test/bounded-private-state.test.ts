@@ -1,5 +1,5 @@
 /**
- * Issue 27: P's object database stays bounded however many commits a context serves, and
+ * P's object database stays bounded however many commits a context serves, and
  * pruning never drops an object a later call needs.
  */
 import { readdirSync, readFileSync } from 'node:fs';

@@ -4,6 +4,7 @@
  * member chained in arrival order. The holder's first CAS is held back with the in-memory
  * store's fault injection, so the others queue behind it deterministically.
  */
+
 import { randomUUID } from 'node:crypto';
 import { mkdir, readdir, rm } from 'node:fs/promises';
 import { connect, type Socket } from 'node:net';
@@ -12,6 +13,7 @@ import { type FileStat, isDomainError, type SuccessResult } from '@slivingdoc/en
 import { blobOid, importPack } from '@slivingdoc/merge';
 import { openMemoryObjectDb } from '@slivingdoc/merge/testing';
 import { createMemoryStore, decodeManifest, type MemoryStore } from '@slivingdoc/store';
+import { until } from '@slivingdoc/testkit/until';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { groupEndpoint } from '../src/gate';
 import { encodeFrame, readFrames } from '../src/group/frames';
@@ -34,15 +36,6 @@ function privateStore(): MemoryStore {
 
 const casCalls = (store: MemoryStore) =>
   store.calls.filter((c) => c.op === 'replaceIfMatch' || c.op === 'createIfAbsent').length;
-
-/** Waits (polling) until `condition` holds; fails after 30 s. */
-async function until(condition: () => boolean, what: string): Promise<void> {
-  const give = Date.now() + 30_000;
-  while (!condition()) {
-    if (Date.now() > give) throw new Error(`timed out waiting until ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-}
 
 function deferred(): { promise: Promise<void>; resolve: () => void } {
   let resolve!: () => void;

@@ -5,6 +5,7 @@
  * join the same round over the socket. (`group-commit.test.ts` runs every group case over both
  * transports.) The holder's CAS is held back so the others queue deterministically.
  */
+
 import { execFile } from 'node:child_process';
 import { mkdir, mkdtemp, realpath, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -19,6 +20,7 @@ import {
   type ObjectStore,
 } from '@slivingdoc/store';
 import { bundleFixture } from '@slivingdoc/testkit/bundle-fixture';
+import { until } from '@slivingdoc/testkit/until';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { groupEndpoint } from '../src/gate';
 import { joinCounts, queuedAt } from '../src/group/server';
@@ -39,15 +41,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await Promise.all(bases.map((base) => rm(base, { recursive: true, force: true })));
 });
-
-/** Waits (polling) until `condition` holds; fails after 60 s. */
-async function until(condition: () => boolean, what: string): Promise<void> {
-  const give = Date.now() + 60_000;
-  while (!condition()) {
-    if (Date.now() > give) throw new Error(`timed out waiting until ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-}
 
 /** `store` with every CAS (`replaceIfMatch`) held while `hold()` is in force. */
 function holdable(store: ObjectStore) {

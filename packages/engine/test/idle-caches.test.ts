@@ -3,7 +3,7 @@ import { CACHE_IDLE_RELEASE_MS } from '@slivingdoc/merge';
 import { describe, expect, it } from 'vitest';
 import { aliceAndBob, memoryStore, put, snapshot } from './helpers';
 
-describe('caches released while idle (issue 20)', () => {
+describe('caches released while idle', () => {
   it('a merge after the object and tree caches were emptied reads everything back from disk', async () => {
     const store = memoryStore();
     const { alice, bob } = await aliceAndBob(store);

@@ -226,7 +226,7 @@ describe('P after a kill at any instruction (contract §10)', () => {
   });
 
   it("P's objects lost while a checkpoint has retired the baseline's chain come back from the retained chain, no conflict", async () => {
-    // What a restarted hub that opens another object database sees (issue 26): a directory
+    // What a restarted hub that opens another object database sees: a directory
     // whose baseline predates the last checkpoint, so its head is only in `retained`.
     const store = memoryStore();
     const writer = await participant(store, { checkpointPacks: 2, retainedCheckpoints: 1 });

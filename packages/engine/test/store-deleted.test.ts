@@ -5,7 +5,7 @@ import { createEmbeddedStore } from '@slivingdoc/store';
 import { afterEach, describe, expect, it } from 'vitest';
 import { get, participant, put, rejection } from './helpers';
 
-// The embedded store's directory deleted while servers run (issue 18 point 6): an absent
+// The embedded store's directory deleted while servers run : an absent
 // `current` is an empty store (contract §7). A directory with a baseline above 0 answers
 // REMOTE_ROLLED_BACK (not a retryable STORE_ERROR forever); a fresh directory works, and the
 // store directory is recreated as needed.

@@ -22,6 +22,8 @@ export const ACTIONS = {
     'This session may only read: ask the operator for a token that may write (notes_pull still works).',
   WAIT_FOR_REVIEW:
     'A person must approve or reject your open proposals first; keep working, and commit again after the next notes_pull reports their outcome.',
+  ASK_FOR_STORE_WRITE_ACCESS:
+    'These store credentials can only read: ask the store’s owner for write access to this notebook’s prefix, then restart the server (notes_pull still works).',
   RETRY: 'Call again, after a short wait.',
   CHECK_STORE:
     'Ask the operator to fix the store’s credentials or permissions; retrying unchanged will not help.',
@@ -66,6 +68,11 @@ export const CATALOGUE = {
         action: 'CHOOSE_PATH',
         retryable: false,
         when: 'the path resolves outside the workspace root',
+      },
+      PATH_OUTSIDE_TOKEN_DIR: {
+        action: 'CHOOSE_PATH',
+        retryable: false,
+        when: "over HTTP, the path is not the token's own directory or below it; nothing was read or changed",
       },
       PATH_NOT_DIRECTORY: {
         action: 'CHOOSE_PATH',
@@ -145,12 +152,18 @@ export const CATALOGUE = {
     },
   },
   READ_ONLY_SESSION: {
-    summary: 'The session may only read the notebook: its token is read-only.',
+    summary:
+      'The session may only read the notebook: its token is read-only, or the store’s credentials can only read.',
     reasons: {
       TOKEN_READ_ONLY: {
         action: 'ASK_FOR_WRITE_ACCESS',
         retryable: false,
         when: 'notes_commit (or a revert) in an HTTP session whose token was added with `--read-only`; nothing was read, changed or published',
+      },
+      STORE_READ_ONLY: {
+        action: 'ASK_FOR_STORE_WRITE_ACCESS',
+        retryable: false,
+        when: 'notes_commit, `commit` or `revert` in a process whose start-up probe found that the store’s credentials can read this prefix but not write it (AccessDenied); nothing was read, changed or published',
       },
     },
   },

@@ -31,6 +31,7 @@ export {
   renderDiffstat,
   useColor,
 } from './cli';
+export { type CommitRefusal, withCommitRefusalSentence } from './commit-refusal-text';
 export { isDiagnosticId, newDiagnosticId } from './diagnostic-id';
 export {
   type AnyDomainError,

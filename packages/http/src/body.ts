@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Refusal } from './guard';
+import { lingerIfUnread } from './linger';
 
 /** The largest request body any slivingdoc listener reads: 1 MiB. */
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -16,19 +17,20 @@ const tooLarge = (limit: number): Refusal => ({
 
 /**
  * Reads a request body of at most `limit` bytes. A declared Content-Length beyond it is
- * refused before a byte is read; a body that grows beyond it while streaming is refused as
- * soon as it does, and the rest is discarded unread (the connection is closed after the
- * answer, so a client cannot keep sending).
+ * refused before a byte is read (and a client that sent `Expect: 100-continue` is never told
+ * to go on); a body that grows beyond it while streaming is refused as soon as it does. The
+ * rest of a refused body is left unread: answering it through {@link writeRefusal} (or
+ * {@link lingerIfUnread}) drains it within the lingering bounds and closes the connection.
  */
 export function readBody(
   req: IncomingMessage,
+  res: ServerResponse,
   limit: number = MAX_BODY_BYTES,
 ): Promise<BodyResult> {
   const declared = Number(req.headers['content-length']);
-  if (Number.isFinite(declared) && declared > limit) {
-    req.resume();
+  if (Number.isFinite(declared) && declared > limit)
     return Promise.resolve({ ok: false, ...tooLarge(limit) });
-  }
+  if (/^100-continue$/i.test(req.headers.expect ?? '') && !res.headersSent) res.writeContinue();
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -36,7 +38,7 @@ export function readBody(
       size += chunk.length;
       if (size > limit) {
         req.off('data', onData);
-        req.resume();
+        req.pause();
         resolve({ ok: false, ...tooLarge(limit) });
         return;
       }
@@ -50,14 +52,16 @@ export function readBody(
 
 /**
  * Answers a refusal: its status, headers and a JSON-RPC error body (the shape MCP clients
- * read; a page reads `error.message`). `Connection: close` after a 413, so an unread body
- * ends with the connection.
+ * read; a page reads `error.message`). A request whose body was not read whole is answered
+ * with `Connection: close` and a lingering close, so its client reads the answer; so is
+ * every 413.
  */
 export function writeRefusal(res: ServerResponse, refusal: Refusal): void {
   if (res.headersSent) {
     res.end();
     return;
   }
+  lingerIfUnread(res);
   const body = JSON.stringify({
     jsonrpc: '2.0',
     error: { code: refusal.code ?? -32000, message: refusal.reason },

@@ -11,6 +11,12 @@ export {
   unauthorized,
 } from './guard';
 export {
+  DEFAULT_LINGER_BOUNDS,
+  hasUnreadBody,
+  type LingerBounds,
+  lingerIfUnread,
+} from './linger';
+export {
   isLoopbackHost,
   type Listener,
   type ListenerOptions,

@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { isIP } from 'node:net';
 import { hostForUrl } from './guard';
+import { DEFAULT_LINGER_BOUNDS, type LingerBounds, Lingering, trackConnection } from './linger';
 
 /** Where to listen. `port` 0 picks a free port (tests). */
 export interface ListenerOptions {
@@ -10,6 +11,8 @@ export interface ListenerOptions {
   readonly allowPublic?: boolean;
   /** Told once when a public address is bound (the caller's logger, at warn). */
   readonly onWarning?: (message: string) => void;
+  /** Bounds of the lingering close after a refusal (default {@link DEFAULT_LINGER_BOUNDS}). */
+  readonly linger?: LingerBounds;
 }
 
 /** A listening HTTP server. */
@@ -18,9 +21,12 @@ export interface Listener {
   readonly url: string;
   readonly host: string;
   readonly port: number;
+  /** Connections lingering after a refusal now (docs/hosts.md, "Refusals"). */
+  readonly lingering: () => number;
   /**
-   * Stops accepting connections, waits for the open requests to end (at most `graceMs`,
-   * default 5 s) and then closes every connection still open (an idle SSE stream).
+   * Stops accepting connections, cuts every lingering one at once, waits for the open
+   * requests to end (at most `graceMs`, default 5 s) and then closes every connection still
+   * open (an idle SSE stream).
    */
   close(graceMs?: number): Promise<void>;
 }
@@ -58,6 +64,11 @@ export async function startListener(
     );
   }
   const server = createServer(handler);
+  const lingering = new Lingering(options.linger ?? DEFAULT_LINGER_BOUNDS);
+  server.on('connection', (socket) => trackConnection(socket, lingering));
+  // Without this listener Node answers `Expect: 100-continue` itself before the handler runs;
+  // with it, `readBody` says 100 only to a body it will read, and a refusal comes instead.
+  server.on('checkContinue', handler);
   const bindHost = options.host.replace(/^\[(.*)\]$/, '$1');
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -73,9 +84,11 @@ export async function startListener(
     url: `http://${host}:${port}`,
     host,
     port,
+    lingering: () => lingering.size,
     close: (graceMs = 5000) =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());
+        lingering.cutAll();
         server.closeIdleConnections();
         const timer = setTimeout(() => server.closeAllConnections(), graceMs);
         timer.unref();

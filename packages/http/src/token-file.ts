@@ -54,13 +54,20 @@ const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').diges
 /**
  * Adds a token called `name` and returns its secret, the only time it exists outside the
  * bearer's hands (the file keeps its SHA-256). A name already in the file is refused:
- * remove it first, so a token is never replaced by accident.
+ * remove it first, so a token is never replaced by accident. So is a name that differs from
+ * one in the file only in case: a token's name is its directory's, and the two would share
+ * one directory on a case-insensitive file system.
  */
 export function addToken(file: string, name: string, options: TokenOptions = {}): string {
   if (name.length === 0) throw new TokenFileError('a token needs a name');
   const content = readTokenFile(file);
-  if (content.tokens.some((token) => token.name === name))
+  const same = content.tokens.find((token) => sameIgnoringCase(token.name, name));
+  if (same?.name === name)
     throw new TokenFileError(`a token named "${name}" already exists (remove it first)`);
+  if (same !== undefined)
+    throw new TokenFileError(
+      `a token named "${same.name}" already exists, and "${name}" differs from it only in case: the two would share one directory on a case-insensitive file system`,
+    );
   const token = TOKEN_PREFIX + randomBytes(32).toString('base64url');
   const stored: StoredToken = {
     name,
@@ -74,6 +81,11 @@ export function addToken(file: string, name: string, options: TokenOptions = {})
   };
   writeTokenFile(file, { version: 1, tokens: [...content.tokens, stored] });
   return token;
+}
+
+/** True when two names are equal but for case (`token add` admits ASCII names only). */
+function sameIgnoringCase(a: string, b: string): boolean {
+  return a.toLowerCase() === b.toLowerCase();
 }
 
 /** Every token's grant and creation time, in the order they were added. */

@@ -1,4 +1,4 @@
-import { request } from 'node:http';
+import { upload as post } from '@slivingdoc/testkit/upload';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   isLoopbackHost,
@@ -16,48 +16,11 @@ afterEach(async () => {
   listener = undefined;
 });
 
-/** Posts `size` bytes and resolves with the status and body (streamed, no Content-Length when chunked). */
-function post(
-  url: string,
-  size: number,
-  chunked: boolean,
-): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const req = request(url, {
-      method: 'POST',
-      headers: chunked ? { 'Transfer-Encoding': 'chunked' } : { 'Content-Length': size },
-    });
-    req.on('response', (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk) => {
-        body += chunk;
-      });
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-    });
-    // The server may close the connection before the whole body is sent.
-    req.on('error', (error) =>
-      (error as NodeJS.ErrnoException).code === 'EPIPE' ? undefined : reject(error),
-    );
-    const chunk = Buffer.alloc(64 * 1024, 'a');
-    let sent = 0;
-    const pump = () => {
-      while (sent < size) {
-        const part = chunk.subarray(0, Math.min(chunk.length, size - sent));
-        sent += part.length;
-        if (!req.write(part)) return void req.once('drain', pump);
-      }
-      req.end();
-    };
-    pump();
-  });
-}
-
 const echoSize = async (
   req: Parameters<Parameters<typeof startListener>[1]>[0],
   res: Parameters<Parameters<typeof startListener>[1]>[1],
 ) => {
-  const body = await readBody(req);
+  const body = await readBody(req, res);
   if (!body.ok) return writeRefusal(res, body);
   res.end(String(body.body.length));
 };
@@ -69,7 +32,7 @@ describe('startListener', () => {
       (req, res) => void echoSize(req, res),
     );
     expect(listener.url).toBe(`http://127.0.0.1:${listener.port}`);
-    expect(await post(`${listener.url}/`, 10, false)).toEqual({ status: 200, body: '10' });
+    expect(await post(`${listener.url}/`, { size: 10 })).toMatchObject({ status: 200, body: '10' });
   });
 
   it('refuses a non-loopback bind without allowPublic, and warns with it', async () => {
@@ -99,14 +62,14 @@ describe('readBody', () => {
       { host: '127.0.0.1', port: 0 },
       (req, res) => void echoSize(req, res),
     );
-    expect(await post(listener.url, MAX_BODY_BYTES, false)).toEqual({
+    expect(await post(listener.url, { size: MAX_BODY_BYTES })).toMatchObject({
       status: 200,
       body: String(MAX_BODY_BYTES),
     });
     for (const chunked of [false, true]) {
-      const answer = await post(listener.url, 2 * MAX_BODY_BYTES, chunked);
+      const answer = await post(listener.url, { size: 2 * MAX_BODY_BYTES, chunked });
       expect(answer.status).toBe(413);
-      expect(JSON.parse(answer.body)).toMatchObject({ error: { message: /larger than/ } });
+      expect(JSON.parse(answer.body ?? '')).toMatchObject({ error: { message: /larger than/ } });
     }
   });
 });

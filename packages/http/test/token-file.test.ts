@@ -28,6 +28,20 @@ describe('defaultTokenFilePath', () => {
 });
 
 describe('the token file', () => {
+  it('refuses a name already there, and one that differs from it only in case', () => {
+    const file = freshFile();
+    addToken(file, 'alice');
+    expect(() => addToken(file, 'alice')).toThrow(/"alice" already exists \(remove it first\)/);
+    expect(() => addToken(file, 'ALICE')).toThrow(
+      /"alice" already exists, and "ALICE" differs from it only in case/,
+    );
+    expect(listTokens(file).map((token) => token.name)).toEqual(['alice']);
+    // Removed, the name (in any case) is free again.
+    expect(removeToken(file, 'alice')).toBe(true);
+    addToken(file, 'Alice');
+    expect(listTokens(file).map((token) => token.name)).toEqual(['Alice']);
+  });
+
   it('stores only a hash, in a 0600 file, and verifies the printed token', () => {
     const file = freshFile();
     const token = addToken(file, 'alice', { writable: ['docs'] });

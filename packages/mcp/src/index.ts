@@ -19,6 +19,7 @@ export {
   type McpServerOptions,
   NotebookMcpServer,
 } from './server';
+export { isStatelessRequest, STATELESS_PROTOCOL_VERSION } from './stateless';
 export {
   type EarlyInitializeResult,
   type ProtocolLogger,

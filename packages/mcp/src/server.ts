@@ -1,7 +1,7 @@
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage, RequestId } from '@modelcontextprotocol/sdk/types.js';
 import type { NotebookService } from '@slivingdoc/engine';
-import { type Scrubber, withPathSetSentences } from '@slivingdoc/envelope';
+import type { Scrubber } from '@slivingdoc/envelope';
 import { runToolCall } from './call';
 import { type CallLogger, silentLogger } from './call-log';
 import type { DuplicateKeyLedger } from './duplicate-keys';
@@ -14,10 +14,16 @@ import {
 } from './jsonrpc';
 import { negotiateProtocolVersion } from './protocol-versions';
 import {
-  BASE_DESCRIPTIONS,
-  baseInstructions,
+  discoverResult,
+  isStatelessRequest,
+  statelessClientInfo,
+  statelessResult,
+} from './stateless';
+import {
   INPUT_SCHEMAS,
+  serverInstructions,
   TOOL_NAMES,
+  toolDescription,
   withReviewSentence,
 } from './tools';
 
@@ -94,16 +100,18 @@ export class NotebookMcpServer {
   readonly #reviewInstructions: string;
   #transport: Transport | undefined;
   #client: ClientInfo | undefined;
+  #statelessSeen = false;
   /** Requests being answered, so a cancellation or a close can abort them. */
   readonly #inFlight = new Map<RequestId, AbortController>();
 
   constructor(options: McpServerOptions) {
     const { service } = options;
     this.#options = options;
-    this.#instructions = withPathSetSentences(baseInstructions(service.notebookDir), service.sets);
+    const refused = service.commitsRefused;
+    this.#instructions = serverInstructions(service.notebookDir, service.sets, refused);
     this.#tools = TOOL_NAMES.map((name) => ({
       name,
-      description: withPathSetSentences(BASE_DESCRIPTIONS[name], service.sets),
+      description: toolDescription(name, service.sets, refused),
       inputSchema: INPUT_SCHEMAS[name],
     }));
     this.#reviewInstructions = withReviewSentence(this.#instructions, true);
@@ -170,10 +178,7 @@ export class NotebookMcpServer {
     this.#inFlight.set(request.id, controller);
     let response: JSONRPCMessage;
     try {
-      const result = await this.#handle(request, controller.signal);
-      response = { jsonrpc: '2.0', id: request.id, result };
-    } catch (error) {
-      response = { jsonrpc: '2.0', id: request.id, error: errorOf(error) };
+      response = await this.answer(request, controller.signal);
     } finally {
       if (this.#inFlight.get(request.id) === controller) this.#inFlight.delete(request.id);
     }
@@ -182,6 +187,30 @@ export class NotebookMcpServer {
     await transport.send(response).catch((error: unknown) => {
       transport.onerror?.(new Error('could not send a response', { cause: error }));
     });
+  }
+
+  /**
+   * The response to one request, without a transport: how `serve --listen` answers a
+   * sessionless 2026-07-28 POST. A 2026-07-28 request's result carries `resultType`; over a
+   * transport the first such request's `_meta` client info is the client's for good.
+   */
+  async answer(request: Request, signal: AbortSignal): Promise<JSONRPCMessage> {
+    const stateless = isStatelessRequest(request.params);
+    if (stateless && !this.#statelessSeen) {
+      // The first 2026-07-28 request names the client for good (its actor over stdio).
+      this.#statelessSeen = true;
+      this.#client ??= statelessClientInfo(request.params);
+    }
+    try {
+      const result = await this.#handle(request, signal);
+      return {
+        jsonrpc: '2.0',
+        id: request.id,
+        result: stateless ? statelessResult(request.method, result) : result,
+      };
+    } catch (error) {
+      return { jsonrpc: '2.0', id: request.id, error: errorOf(error) };
+    }
   }
 
   async #handle(request: Request, signal: AbortSignal): Promise<Record<string, unknown>> {
@@ -194,6 +223,13 @@ export class NotebookMcpServer {
           typeof name === 'string' ? name : undefined,
         );
         return this.#initialize(params, review);
+      }
+      case 'server/discover': {
+        const review = await this.#reviewApplies(signal);
+        return discoverResult({
+          version: this.#options.version,
+          instructions: review ? this.#reviewInstructions : this.#instructions,
+        });
       }
       case 'ping':
         return {};

@@ -1,4 +1,9 @@
-import { type PathSets, withPathSetSentences } from '@slivingdoc/envelope';
+import {
+  type CommitRefusal,
+  type PathSets,
+  withCommitRefusalSentence,
+  withPathSetSentences,
+} from '@slivingdoc/envelope';
 
 /** The two tool names; there is no third tool. */
 export const TOOL_NAMES = ['notes_pull', 'notes_commit'] as const;
@@ -42,9 +47,29 @@ export function withReviewSentence(text: string, review: boolean): string {
   return review ? `${text} ${REVIEW_SENTENCE}` : text;
 }
 
-/** The server instructions: the fixed sentences, then the path-set sentences (contract §2). */
-export function serverInstructions(notebookDir: string, sets: PathSets): string {
-  return withPathSetSentences(baseInstructions(notebookDir), sets);
+/**
+ * The server instructions: the fixed sentences, then the path-set sentences, then the sentence
+ * saying commits are refused when they are (contract §2).
+ */
+export function serverInstructions(
+  notebookDir: string,
+  sets: PathSets,
+  commitsRefused?: CommitRefusal,
+): string {
+  return withCommitRefusalSentence(
+    withPathSetSentences(baseInstructions(notebookDir), sets),
+    commitsRefused,
+  );
+}
+
+/** A tool's description: the page's text, the path-set sentences, and for notes_commit the refusal. */
+export function toolDescription(
+  name: ToolName,
+  sets: PathSets,
+  commitsRefused: CommitRefusal | undefined,
+): string {
+  const described = withPathSetSentences(BASE_DESCRIPTIONS[name], sets);
+  return name === 'notes_commit' ? withCommitRefusalSentence(described, commitsRefused) : described;
 }
 
 /** The server instructions' fixed sentences for a notebook directory. */

@@ -1,3 +1,4 @@
+import { until } from '@slivingdoc/testkit/until';
 import { describe, expect, it } from 'vitest';
 import { FakeNotebookService } from './fake-service';
 import { connect } from './helpers';
@@ -60,9 +61,10 @@ describe('cancellation', () => {
     await expect(call).rejects.toThrow();
     finish.resolve();
     // The call ends on its own after the cancellation: its completion record marks that.
-    // Waited for by turns of the event loop, not against vi.waitFor's one-second clock.
     const completed = () => records.filter((r) => r.msg === 'tool call completed');
-    while (completed().length === 0) await new Promise((resolve) => setImmediate(resolve));
+    await until(() => completed().length > 0, 'the cancelled call logged its completion', {
+      everyMs: 1,
+    });
     expect(completed().map((r) => r.outcome)).toEqual(['CANCELLED']);
     await client.listTools();
     expect(sent.filter((m) => 'id' in m && m.id === 1)).toEqual([]);

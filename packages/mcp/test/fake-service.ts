@@ -1,5 +1,10 @@
 import type { CommitRequest, NotebookService, PullRequest } from '@slivingdoc/engine';
-import { buildSuccess, type PathSets, type SuccessResult } from '@slivingdoc/envelope';
+import {
+  buildSuccess,
+  type CommitRefusal,
+  type PathSets,
+  type SuccessResult,
+} from '@slivingdoc/envelope';
 
 type Handler<R> = (request: R) => Promise<SuccessResult>;
 
@@ -16,6 +21,7 @@ export class FakeNotebookService implements NotebookService {
   constructor(
     readonly notebookDir = '/w/nb',
     readonly sets: PathSets = { readOnly: [], writable: [] },
+    readonly commitsRefused: CommitRefusal | undefined = undefined,
   ) {
     const ok = async (request: { path?: string }) =>
       buildSuccess({

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { BASE_DESCRIPTIONS } from '../src';
+import { BASE_DESCRIPTIONS, serverInstructions } from '../src';
 import { FakeNotebookService } from './fake-service';
 import { connect } from './helpers';
 
@@ -57,6 +57,34 @@ describe('MCP server surface', () => {
     ]);
     expect(client.getInstructions()).toBe(INSTRUCTIONS + sentences);
   });
+
+  it.each([
+    [
+      'store',
+      ' This server’s store credentials can only read: notes_commit is refused with READ_ONLY_SESSION and changes nothing; notes_pull works.',
+    ],
+    [
+      'token',
+      ' This session’s token is read-only: notes_commit is refused with READ_ONLY_SESSION and changes nothing; notes_pull works.',
+    ],
+  ] as const)(
+    'a participant whose commits are refused (%s) says so in one sentence, after the path sets',
+    async (refusal, sentence) => {
+      const sets = { readOnly: [], writable: ['notes'] };
+      const service = new FakeNotebookService('/w/nb', sets, refusal);
+      const { client } = await connect({ service });
+      const pathSets =
+        ' Writable paths: notes. notes_commit refuses any change elsewhere, resets those files, and reports READ_ONLY_PATH; write only under them.';
+      const { tools } = await client.listTools();
+      expect(tools.map((t) => t.description)).toEqual([
+        BASE_DESCRIPTIONS.notes_pull + pathSets,
+        BASE_DESCRIPTIONS.notes_commit + pathSets + sentence,
+      ]);
+      expect(client.getInstructions()).toBe(INSTRUCTIONS + pathSets + sentence);
+      // serve's early initialize answer (before the engine loads) says the same.
+      expect(serverInstructions('/w/nb', sets, refusal)).toBe(INSTRUCTIONS + pathSets + sentence);
+    },
+  );
 
   it('answers an unknown tool and null arguments with protocol errors', async () => {
     const { client, service } = await connect();

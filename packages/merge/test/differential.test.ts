@@ -49,7 +49,7 @@ function gitMergeFileAll(
   });
 }
 
-/** SHA-256 of every result (content and ranges) the merge gave these cases before issue 16. */
+/** SHA-256 of every result (content and ranges) the merge gave these cases before it kept concurrent insertions at one place (`keep`). */
 const CONFLICT_MODE_DIGEST = '4d74589112498880eb5373fd6b550a50cd0c42c7d87cf0af5cc1b145fc37236d';
 
 const decode = (bytes: Uint8Array) => Buffer.from(bytes).toString('utf8');

@@ -1,5 +1,5 @@
 import { isStoreError, type StoreError } from './errors';
-import { probeKey } from './keys';
+import { CURRENT_KEY, probeKey } from './keys';
 import type { ObjectStore } from './object-store';
 import { newUuidV7 } from './uuid';
 
@@ -7,13 +7,16 @@ import { newUuidV7 } from './uuid';
  * The probe's verdict; `reason` is one redacted line (no key, credential or path in it).
  * `incompatible`: the store gave a definite wrong answer (INCOMPATIBLE_STORE). `unreachable`:
  * every attempt within the budget ended in a transient failure, so nothing was proven either
- * way.
+ * way. `read-only`: the first write was refused with the store's `AccessDenied` code and
+ * `current` can still be read, so the credentials may read but not write (a reader, contract
+ * §7). `denied`: the first write was refused with `AccessDenied` and so was the read of
+ * `current`: the credentials can do nothing under this prefix.
  */
 export type ProbeResult =
   | { ok: true }
   | {
       ok: false;
-      verdict: 'incompatible' | 'unreachable';
+      verdict: 'incompatible' | 'unreachable' | 'read-only' | 'denied';
       reason: string;
       /** The failing store answer's status token, when it had one (`SlowDown`, `ENOSPC`). */
       code?: string;
@@ -44,6 +47,22 @@ class ProbeFailure extends Error {}
 
 /** A transient failure of one attempt: worth a fresh attempt on a fresh key. */
 class ProbeInterrupted extends Error {}
+
+/** A verdict reached before the probe's end (a reader's refused write). */
+class ProbeVerdict extends Error {
+  constructor(readonly result: ProbeResult) {
+    super('probe verdict');
+  }
+}
+
+/**
+ * The store's refusal of a write for want of permission. Only its own `AccessDenied` code
+ * counts: QuotaExceeded, SignatureDoesNotMatch, RequestTimeTooSkewed and every other 401/403
+ * say nothing about what these credentials may do, and stay failures of the probe.
+ */
+function isWriteDenied(err: unknown): boolean {
+  return isStoreError(err, 'access-denied') && err.code === 'AccessDenied';
+}
 
 function fail(reason: string): never {
   throw new ProbeFailure(reason);
@@ -82,7 +101,9 @@ const realSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(reso
  * conditional write) never counts as a wrong answer: the half-known state of that attempt is
  * abandoned and the probe starts over on a fresh key after a backoff, within a bounded number
  * of attempts and time. Each attempt's key is deleted afterwards whenever the store lets us,
- * also after a refusal or an interrupted attempt. Never throws for a store failure.
+ * also after a refusal or an interrupted attempt. A first write refused with `AccessDenied` is
+ * no incompatibility: the probe then only reads `current` and answers `read-only` (or
+ * `denied`). Never throws for a store failure.
  */
 export async function runProbe(
   store: ObjectStore,
@@ -135,13 +156,19 @@ async function probeOnce(
     step = s;
   };
   try {
+    let denied: unknown;
     const { etag } = await interruptible(
       step,
       store.createIfAbsent(key, first).catch((err: unknown) => {
-        if (isStoreError(err, 'unreachable')) mayExist = false;
+        // Never sent, or refused: the key cannot exist, and no delete follows.
+        if (isStoreError(err, 'unreachable') || isWriteDenied(err)) mayExist = false;
+        if (isWriteDenied(err)) denied = err;
         throw err;
       }),
-    );
+    ).catch(async (err: unknown) => {
+      if (denied === undefined) throw err;
+      throw new ProbeVerdict(await readAccess(store, describe(step, denied)));
+    });
     onStep('second create-if-absent');
     await expectPrecondition(step, store.createIfAbsent(key, second), () =>
       fail('second create-if-absent succeeded: the store ignores If-None-Match'),
@@ -156,6 +183,7 @@ async function probeOnce(
     if (err instanceof ProbeFailure)
       return { kind: 'done', result: { ok: false, verdict: 'incompatible', reason: err.message } };
     if (err instanceof ProbeInterrupted) return { kind: 'interrupted', reason: err.message };
+    if (err instanceof ProbeVerdict) return { kind: 'done', result: err.result };
     const code = isStoreError(err) && err.code !== 'INJECTED' ? err.code : undefined;
     return {
       kind: 'done',
@@ -168,6 +196,27 @@ async function probeOnce(
     };
   } finally {
     if (mayExist) await deleteProbeKey(store, key, sleep);
+  }
+}
+
+/**
+ * After a write refused with AccessDenied: reads `current` (present or absent) to tell a
+ * reader from credentials that may do nothing here. Sends no write.
+ */
+async function readAccess(store: ObjectStore, refused: string): Promise<ProbeResult> {
+  try {
+    await interruptible('read current', store.get(CURRENT_KEY));
+    return { ok: false, verdict: 'read-only', reason: refused, code: 'AccessDenied' };
+  } catch (err) {
+    if (err instanceof ProbeInterrupted) throw err;
+    const read = describe('read current', err);
+    const code = isStoreError(err) && err.code !== 'INJECTED' ? err.code : undefined;
+    return {
+      ok: false,
+      verdict: isStoreError(err, 'access-denied') ? 'denied' : 'incompatible',
+      reason: `${refused}; ${read}`,
+      ...(code === undefined ? {} : { code }),
+    };
   }
 }
 

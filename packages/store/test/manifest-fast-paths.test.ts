@@ -16,7 +16,7 @@ import {
 } from '../src';
 import { decodeStrict } from '../src/manifest/decode';
 
-// The fast paths of issue 27 (remembered descriptor text and validation, the canonical decode
+// The manifest's fast paths (remembered descriptor text and validation, the canonical decode
 // with reuse of the previous manifest's descriptors) against the plain paths: byte-identical
 // output, the same manifest, and the same refusal (reason and message) for every input.
 

@@ -253,4 +253,59 @@ describe('compatibility probe', () => {
     });
     for (const key of probeKeys(store)) expect(await store.get(key)).toBeUndefined();
   });
+
+  describe('credentials that may not write', () => {
+    /** The memory store whose `op` answers every call with a 403 carrying the store's `code`. */
+    function refusing(store: MemoryStore, ops: Op[], code: string): ObjectStore {
+      const refused = Object.fromEntries(
+        ops.map((op) => [
+          op,
+          async () => {
+            throw new StoreError('access-denied', `${op}: 403 ${code}`, { code });
+          },
+        ]),
+      );
+      return { ...store, ...refused } as ObjectStore;
+    }
+
+    it('a write refused with AccessDenied while current reads is a reader: no further write, no delete', async () => {
+      const store = createMemoryStore();
+      const result = await runProbe(refusing(store, ['createIfAbsent'], 'AccessDenied'));
+      expect(result).toEqual({
+        ok: false,
+        verdict: 'read-only',
+        reason: 'create-if-absent: access-denied (AccessDenied)',
+        code: 'AccessDenied',
+      });
+      // The refused create is not in the memory store's log; the read of `current` is all.
+      expect(store.calls).toEqual([{ op: 'get', keys: ['current'] }]);
+    });
+
+    it('credentials refused both the write and the read of current are denied, not incompatible', async () => {
+      const store = createMemoryStore();
+      const result = await runProbe(refusing(store, ['createIfAbsent', 'get'], 'AccessDenied'));
+      expect(result).toEqual({
+        ok: false,
+        verdict: 'denied',
+        reason:
+          'create-if-absent: access-denied (AccessDenied); read current: access-denied (AccessDenied)',
+        code: 'AccessDenied',
+      });
+    });
+
+    it.each([
+      'QuotaExceeded',
+      'SignatureDoesNotMatch',
+      'RequestTimeTooSkewed',
+      'InvalidAccessKeyId',
+    ])('a 403 %s stays what it is: a failure of the probe, never a reader', async (code) => {
+      const store = createMemoryStore();
+      expect(await runProbe(refusing(store, ['createIfAbsent'], code))).toEqual({
+        ok: false,
+        verdict: 'incompatible',
+        reason: `create-if-absent: access-denied (${code})`,
+        code,
+      });
+    });
+  });
 });

@@ -11,6 +11,11 @@ export interface S3TestEnv {
   SLIVINGDOC_TEST_S3_ACCESS_KEY: string;
   SLIVINGDOC_TEST_S3_SECRET_KEY: string;
   SLIVINGDOC_TEST_S3_BUCKET: string;
+  /**
+   * The Ceph conf of a cluster `tooling/rgw/start-rgw.sh` started, for `radosgw-admin` (tests
+   * that create users); absent for a server named from elsewhere.
+   */
+  SLIVINGDOC_TEST_RGW_CEPH_CONF?: string;
 }
 
 /** A running S3 server: its environment, and how to stop it (a no-op when it was reused). */
@@ -36,7 +41,12 @@ export function s3EnvFrom(env: Record<string, string | undefined>): S3TestEnv | 
   const missing = ENV_NAMES.filter((name) => !env[name]);
   if (missing.length > 0)
     throw new Error(`S3 test environment incomplete: ${missing.join(', ')} unset`);
-  return Object.fromEntries(ENV_NAMES.map((name) => [name, env[name]!])) as unknown as S3TestEnv;
+  const required = Object.fromEntries(ENV_NAMES.map((name) => [name, env[name]!]));
+  const cephConf = env.SLIVINGDOC_TEST_RGW_CEPH_CONF;
+  return {
+    ...required,
+    ...(cephConf ? { SLIVINGDOC_TEST_RGW_CEPH_CONF: cephConf } : {}),
+  } as unknown as S3TestEnv;
 }
 
 /** A TCP port on 127.0.0.1 that was free a moment ago. */

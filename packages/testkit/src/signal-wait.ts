@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { constants } from 'node:os';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { type UntilOptions, until } from './until';
 
 /** The `/proc/<pid>/status` of a process that is still running, or undefined once it ended. */
 function liveStatus(pid: number): string | undefined {
@@ -28,13 +28,21 @@ export function catchesSignal(pid: number, signal: NodeJS.Signals): boolean {
 }
 
 /**
- * Waits (polling, no deadline: the test's own time limit bounds it) until process `pid`
- * catches `signal`; throws once the process has ended without doing so.
+ * Waits (polling) until process `pid` catches `signal`; throws once the process has ended
+ * without doing so, or when it still does not after `options.withinMs` (30 s by default).
  */
-export async function untilCatching(pid: number, signal: NodeJS.Signals): Promise<void> {
-  while (!catchesSignal(pid, signal)) {
-    if (liveStatus(pid) === undefined)
-      throw new Error(`process ${pid} ended before it caught ${signal}`);
-    await sleep(10);
-  }
+export async function untilCatching(
+  pid: number,
+  signal: NodeJS.Signals,
+  options: UntilOptions = {},
+): Promise<void> {
+  await until(
+    () => {
+      if (liveStatus(pid) === undefined)
+        throw new Error(`process ${pid} ended before it caught ${signal}`);
+      return catchesSignal(pid, signal);
+    },
+    `process ${pid} caught ${signal}`,
+    { everyMs: 10, ...options },
+  );
 }

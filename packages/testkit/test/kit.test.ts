@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { s3TestEnv } from '../src/s3-env';
 import { seededRandom } from '../src/seeded-random';
 import { catchesSignal, untilCatching } from '../src/signal-wait';
+import { until } from '../src/until';
 
 describe('seededRandom', () => {
   it('repeats its sequence for a seed and differs across seeds', () => {
@@ -72,5 +73,33 @@ describe('catchesSignal and untilCatching', () => {
     const waiting = untilCatching(proc.pid!, 'SIGUSR2');
     proc.kill('SIGKILL');
     await expect(waiting).rejects.toThrow('ended before it caught SIGUSR2');
+  });
+
+  it('fails the wait, saying so, when the process never catches the signal within the bound', async () => {
+    const proc = child();
+    await once(proc.stdout, 'data');
+    await expect(untilCatching(proc.pid!, 'SIGUSR2', { withinMs: 50 })).rejects.toThrow(
+      /never happened within .*caught SIGUSR2/,
+    );
+    proc.kill('SIGKILL');
+  });
+});
+
+describe('until', () => {
+  it('resolves once the condition holds, sync or async', async () => {
+    let looks = 0;
+    const thirdLook = () => {
+      looks += 1;
+      return looks === 3;
+    };
+    await until(thirdLook, 'three looks', { everyMs: 1 });
+    expect(looks).toBe(3);
+    await until(async () => true, 'an async condition');
+  });
+
+  it('fails with what never happened once the bound passed', async () => {
+    await expect(until(() => false, 'the moon turned green', { withinMs: 20 })).rejects.toThrow(
+      'never happened within 0 s: the moon turned green',
+    );
   });
 });

@@ -5,7 +5,13 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isDomainError, type NotebookService } from '@slivingdoc/engine';
-import { checkHostAndOrigin, listenerOrigins, readBody, type TokenGrant } from '@slivingdoc/http';
+import {
+  checkHostAndOrigin,
+  lingerIfUnread,
+  listenerOrigins,
+  readBody,
+  type TokenGrant,
+} from '@slivingdoc/http';
 import { CLIENT_JS, VIEW_CSS } from './client';
 import { html, type SafeHtml } from './html';
 import { blameContent } from './pages/blame';
@@ -65,7 +71,9 @@ function secureHeaders(res: ServerResponse): void {
   res.setHeader('Cache-Control', 'no-store');
 }
 
+/** An answer; one given before a request's body was read whole closes with a lingering close. */
 function send(res: ServerResponse, status: number, type: string, body: string): void {
+  lingerIfUnread(res);
   res.statusCode = status;
   res.setHeader('Content-Type', type);
   res.end(body);
@@ -210,7 +218,10 @@ export function createViewHandler(
   }
 
   function revertControl(session: Session): RevertControl {
-    return mayRevert(session.grant) ? { kind: 'form', csrf: session.csrf } : { kind: 'read-only' };
+    // A reader process (store credentials that can only read) offers no revert to anyone.
+    return mayRevert(session.grant) && service.commitsRefused === undefined
+      ? { kind: 'form', csrf: session.csrf }
+      : { kind: 'read-only' };
   }
 
   async function publicationPage(
@@ -244,7 +255,7 @@ export function createViewHandler(
         'Refused',
         'A state-changing request must come from the view itself.',
       );
-    const body = await readBody(req);
+    const body = await readBody(req, res);
     if (!body.ok) return messagePage(res, body.status, 'Refused', body.reason);
     const csrf = new URLSearchParams(body.body.toString('utf8')).get('csrf') ?? '';
     if (!sameSecret(csrf, session.csrf))
@@ -256,6 +267,13 @@ export function createViewHandler(
       );
     if (!mayRevert(session.grant))
       return messagePage(res, 403, 'Refused', 'This token may only read the notebook.');
+    if (service.commitsRefused === 'store')
+      return messagePage(
+        res,
+        403,
+        'Refused',
+        'This server’s store credentials can only read the notebook.',
+      );
     try {
       await service.pull({});
       const actor = session.grant.name;

@@ -1,4 +1,4 @@
-// Benchmark of the workspace layer (issue 5): cold and warm scans of 1,000 and 10,000 files of
+// Benchmark of the workspace layer: cold and warm scans of 1,000 and 10,000 files of
 // 1 KiB in directories of 100, and one-file materialisation into a 10,000-file notebook.
 //
 // Two measures of the same notebook, printed side by side:

@@ -22,7 +22,7 @@ import { lockAddress, lockDirectory } from '../src/lock';
 import { OWNER, takeOver } from '../src/lock-takeover';
 import { openPrivateState } from '../src/private-state';
 
-// Lock and gate sockets live in a per-user 0700 directory (issue 18 point 6): no other local
+// Lock and gate sockets live in a per-user 0700 directory: no other local
 // user can squat or reach them, a stale socket file left by SIGKILL is taken over, and two
 // waiters that both find it stale never both hold the lock.
 

@@ -4,6 +4,7 @@ import { mkdir } from 'node:fs/promises';
 import { createServer, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { until } from '@slivingdoc/testkit/until';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { acquireLock, LockTimeoutError, openPrivateState } from '../src/index';
 import { lockAddress, lockDirectory } from '../src/lock';
@@ -57,10 +58,10 @@ function startHolder(notebookDir: string): { child: ChildProcess; said: () => st
 
 async function untilLocked(holderProcess: { child: ChildProcess; said: () => string }) {
   const { child, said } = holderProcess;
-  while (!said().includes('locked')) {
+  await until(() => {
     if (child.exitCode !== null) throw new Error('lock holder exited before locking');
-    await Promise.race([once(child.stdout!, 'data'), once(child, 'exit')]);
-  }
+    return said().includes('locked');
+  }, 'the lock holder said it holds the lock');
 }
 
 describe('PrivateState.lock', () => {

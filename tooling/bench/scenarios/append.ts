@@ -1,4 +1,4 @@
-// The append burst (issue 16): N writers each append one line to the same file and commit at
+// The append burst: N writers each append one line to the same file and commit at
 // the same instant, resolving any conflict as an agent would (drop the markers, keep both
 // sides, commit again). Measures what concurrent additions cost: conflicts and commit calls.
 import { readFile, writeFile } from 'node:fs/promises';

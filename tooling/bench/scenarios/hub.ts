@@ -1,36 +1,14 @@
-// Issue 28 side by side, on one store: N agents as N stdio server processes, and as N
+// One host, many agents, side by side on one store: N agents as N stdio server processes, and as N
 // sessions of one `serve --listen` hub. Idle memory after one pull of a 50-file notebook,
 // a burst of own-file commits, an append burst on one file, saturation with 1 and 64
 // writers, and a new session's initialize → first pull answered.
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { AppendBurstResult, LoadResult, StoreKind, System } from '../report';
-import { type LatencySummary, summarize } from '../stats';
+import type { HubComparison, HubSide, StoreKind, System } from '../report';
+import { summarize } from '../stats';
 import type { WriterPool } from '../writers/types';
 import { runAppendBurst } from './append';
 import { mustBeOk, pullAll, runBurst, runSaturation } from './load';
-
-/** What one side (the stdio fleet or the hub) measured. */
-export interface HubSide {
-  system: System;
-  sessions: number;
-  /** Summed over the side's server processes after one pull each and `idleMs` idle, MiB. */
-  idle: { rssMiB: number; pssMiB: number; processes: number };
-  burst: LoadResult;
-  append: AppendBurstResult;
-  /** Commits per second of a closed loop of 1 writer and of `writers` writers. */
-  saturation: { writers: number; one: number; many: number };
-  /** Connect (initialize) → first notes_pull answered, ms. */
-  newSession: LatencySummary;
-}
-
-export interface HubComparison {
-  scenario: 'hub';
-  store: StoreKind;
-  /** Absent when `BENCH_HUB_STDIO=0` left the stdio fleet out. */
-  stdio: HubSide | undefined;
-  hub: HubSide;
-}
 
 export interface HubConfig {
   sessions: number;
@@ -73,6 +51,7 @@ export async function measureSide(opts: {
   makePool: () => Promise<WriterPool>;
   newSessionMs: (pool: WriterPool) => Promise<number>;
   newSessions: number;
+  reconnectMs?: (pool: WriterPool) => Promise<number>;
 }): Promise<HubSide> {
   const { config, system, store } = opts;
   const pool = await opts.makePool();
@@ -99,6 +78,10 @@ export async function measureSide(opts: {
     const many = await rate(config.saturationWriters);
     const samples: number[] = [];
     for (let i = 0; i < opts.newSessions; i++) samples.push(await opts.newSessionMs(pool));
+    const reconnects: number[] = [];
+    if (opts.reconnectMs)
+      for (let i = 0; i < opts.newSessions; i++) reconnects.push(await opts.reconnectMs(pool));
+    const reconnect = summarize(reconnects);
     return {
       system,
       sessions: config.sessions,
@@ -107,6 +90,7 @@ export async function measureSide(opts: {
       append,
       saturation: { writers: config.saturationWriters, one, many },
       newSession: summarize(samples)!,
+      ...(reconnect === undefined ? {} : { reconnect }),
     };
   } finally {
     await pool.close();
@@ -160,6 +144,12 @@ export function hubRows(comparisons: readonly HubComparison[]): string[][] {
       'new session: initialize → first pull, p50 ms',
       stdio === undefined ? '-' : `${fixed(stdio.newSession.p50)} (spawn included)`,
       fixed(hub.newSession.p50),
+      '≤ 50',
+    );
+    row(
+      'reconnecting agent: initialize → first pull, p50 ms',
+      '-',
+      fixed(hub.reconnect?.p50),
       '≤ 50',
     );
   }

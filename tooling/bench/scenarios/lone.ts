@@ -1,4 +1,4 @@
-// Issue 17's "no added latency for a lone writer": one writer commits alone with group commit
+// No added latency for a lone writer: one writer commits alone with group commit
 // on (the app's default) and another, on its own notebook of the same store, with it off (the
 // test-only SLIVINGDOC_TEST_GROUP_COMMIT=0), one commit each in turn, the order swapped every
 // round so machine load hits both alike.

@@ -1,4 +1,4 @@
-// Issue 27's "long run": one real `slivingdoc serve` (stdio, MCP SDK client) commits in a row,
+// The long run: one real `slivingdoc serve` (stdio, MCP SDK client) commits in a row,
 // each commit appending a line to one of 50 files; a second server commits to the same store
 // every 10th round, so commits also import foreign increments. Per window of commits: commit
 // latency, the first server's resident memory and CPU time per commit, and the files and bytes

@@ -1,6 +1,7 @@
 // One `slivingdoc serve --listen` process (the hub) and one MCP session per writer over
 // Streamable HTTP, driven by the MCP SDK's client: the issue-28 way to run many agents on one
-// host. Each writer has its own token (its actor) and so its own directory `<ws>/w<i>`.
+// host. Each writer has its own token (its actor) and so its own directory `<ws>/w<i>`, which
+// a reconnect of that token finds again.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdir, readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -32,6 +33,11 @@ export interface HubPool extends WriterPool {
   readonly pid: number;
   /** Opens one more session of a fresh token and returns initialize → first pull answered, ms. */
   newSessionMs(): Promise<number>;
+  /**
+   * A writer's agent reconnecting: a new session of that writer's token, whose directory is
+   * already pulled; initialize → first pull answered, ms (writers taken in turn).
+   */
+  reconnectMs(): Promise<number>;
 }
 
 class SessionWriter implements Writer {
@@ -142,7 +148,20 @@ export async function createHubPool(opts: HubPoolOptions): Promise<HubPool> {
       }
     }),
   );
+  /** initialize → first notes_pull answered for a new session of `token`, ms; then closed. */
+  const firstPullMs = async (token: string) => {
+    const { value, ms } = await timed(async () => {
+      const client = await connect(token);
+      const pulled = await client.callTool({ name: 'notes_pull', arguments: {} });
+      if ((pulled.structuredContent as { code?: unknown }).code !== 'OK')
+        throw new Error('a new session could not pull');
+      return client;
+    });
+    await value.close();
+    return ms;
+  };
   let fresh = 0;
+  let reconnects = 0;
   return {
     pid: child.pid!,
     writers,
@@ -159,20 +178,8 @@ export async function createHubPool(opts: HubPoolOptions): Promise<HubPool> {
       const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
       return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS_PER_SECOND;
     },
-    newSessionMs: async () => {
-      const token = addToken(tokenFile, `fresh${fresh++}`);
-      const { ms } = await timed(async () => {
-        const client = await connect(token);
-        const pulled = await client.callTool({ name: 'notes_pull', arguments: {} });
-        if ((pulled.structuredContent as { code?: unknown }).code !== 'OK')
-          throw new Error('a new session could not pull');
-        return client;
-      }).then(async ({ value, ms }) => {
-        await value.close();
-        return { ms };
-      });
-      return ms;
-    },
+    newSessionMs: () => firstPullMs(addToken(tokenFile, `fresh${fresh++}`)),
+    reconnectMs: () => firstPullMs(tokens[reconnects++ % tokens.length]!),
     close: async () => {
       await Promise.all(writers.map((writer) => writer.close().catch(() => undefined)));
       child.kill('SIGTERM');

@@ -28,6 +28,7 @@ import {
   type ObjectStore,
 } from '@slivingdoc/store';
 import { catchesSignal, untilCatching } from '@slivingdoc/testkit/signal-wait';
+import { until } from '@slivingdoc/testkit/until';
 import { type CliRun, runCli } from '../cli';
 import { withService } from '../store-spec';
 
@@ -205,7 +206,7 @@ export async function runGroupCrashCase(
     },
   );
   // The holder serves its group (and pauses right after, reading `current`).
-  while (!listeningAt(endpoint)) await sleep(100);
+  await until(() => listeningAt(endpoint), 'the holder serves its group', { everyMs: 100 });
   const holderPid = await untilHeld(holderChild);
   const memberChildren: ChildProcess[] = [];
   const members = dirs.slice(1).map((dir) =>
@@ -304,7 +305,7 @@ export async function runMemberKilledAfterCas(): Promise<MemberKilledReport> {
     { ...env, [FAILPOINTS_ENV]: `${FAILPOINT.afterReadCurrent}=pause` },
     { onSpawn: (child) => (holderChild = child) },
   );
-  while (!listeningAt(endpoint)) await sleep(100);
+  await until(() => listeningAt(endpoint), 'the holder serves its group', { everyMs: 100 });
   // The member reads `current` first after its verdict (before that it only joins the group).
   let memberChild: ChildProcess | undefined;
   const member = runCli(

@@ -1,5 +1,5 @@
 /**
- * The random-kill soak's hub variant (issue 28): one real `slivingdoc serve --listen` process
+ * The random-kill soak's hub variant: one real `slivingdoc serve --listen` process
  * (the built bin) serves every writer as an MCP session over Streamable HTTP, each with its own
  * token and so its own directory. Killing "a writer's server" SIGKILLs the hub: every session
  * dies at once, and every writer reconnects to the restarted hub on the same directories.

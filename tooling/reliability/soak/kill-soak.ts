@@ -1,5 +1,5 @@
 /**
- * The random-kill soak (issue 18): several real `slivingdoc serve` processes commit random line
+ * The random-kill soak: several real `slivingdoc serve` processes commit random line
  * insertions into their own and shared files while a killer SIGKILLs one of them at random
  * moments (mid-call or between calls, never only at failpoints) and it is started again on the
  * same directories. On S3 the servers reach the real server through the fault proxy, which
@@ -48,7 +48,7 @@ export interface KillSoakOptions {
    */
   consolidateAlways?: boolean;
   /**
-   * Issue 28: one `serve --listen` hub serves every writer as a session (own token, own
+   * One `serve --listen` hub serves every writer as a session (own token, own
    * directory); a kill SIGKILLs the hub, so every writer loses its server at once.
    */
   hub?: boolean;

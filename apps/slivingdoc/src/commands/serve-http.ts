@@ -8,6 +8,7 @@ import {
   PublicBindError,
   startListener,
   TokenFileError,
+  writeRefusal,
 } from '@slivingdoc/http';
 import { configuration, startup } from '../config/refusal';
 import type { AppConfig, ListenConfig } from '../config/types';
@@ -80,14 +81,9 @@ export async function runServeHttp(config: AppConfig, listen: ListenConfig): Pro
     { version: VERSION, store: config.store.kind, url, maxSessions: listen.maxSessions },
     'serving MCP over Streamable HTTP',
   );
-  log.info(
-    {
-      url,
-      claudeCode: `claude mcp add --transport http slivingdoc ${url} --header "Authorization: Bearer <token>"`,
-      token: 'slivingdoc token add NAME prints a token',
-    },
-    'add this server to a host (docs/hosts.md)',
-  );
+  // stdout is free over HTTP: plain words for the person who started the hub; logs stay on stderr.
+  process.stdout.write(banner(listener.url));
+  void warnLeftovers(roots.notebookDir, service, log);
 
   let keepSession = false;
   const shutdown = createShutdown(
@@ -123,14 +119,17 @@ async function start(
   scrubber: Scrubber,
 ) {
   const store = await openStore(config.store);
-  await probeStore(store);
-  const [{ startService }, { SessionHub, MCP_PATH }] = await Promise.all([
+  const { readOnly } = await probeStore(store);
+  const [{ startService }, { SessionHub }] = await Promise.all([
     import('../runtime/service'),
     import('../runtime/http-hub'),
   ]);
   // Every session's directory uses one object database (docs/engine.md, "One object database
   // per store"); a stdio server serves one directory and keeps its own.
-  const service = await startService(config, roots, store, logging, { sharedObjects: true });
+  const service = await startService(config, roots, store, logging, {
+    sharedObjects: true,
+    readOnlyStore: readOnly,
+  });
   let hub: InstanceType<typeof SessionHub> | undefined;
   const listener: Listener = await startListener(
     {
@@ -141,8 +140,13 @@ async function start(
     },
     (req, res) => {
       // The hub needs the bound port; a request in the instant before it exists waits for nothing.
-      if (hub === undefined) res.writeHead(503, { 'Retry-After': '1' }).end();
-      else if (new URL(req.url ?? '/', 'http://x').pathname === MCP_PATH) hub.handle(req, res);
+      if (hub === undefined)
+        writeRefusal(res, {
+          status: 503,
+          reason: 'the server is starting',
+          headers: { 'Retry-After': '1' },
+        });
+      else if (SessionHub.owns(new URL(req.url ?? '/', 'http://x').pathname)) hub.handle(req, res);
       else view(req, res);
     },
   );
@@ -155,8 +159,8 @@ async function start(
     port: listener.port,
     tokens,
     service,
-    sessionsBase: roots.notebookDir,
-    removeSessionDirs: roots.session !== undefined,
+    tokensBase: roots.notebookDir,
+    removeTokenDirs: roots.session !== undefined,
     logging,
     scrubber,
   });
@@ -164,9 +168,48 @@ async function start(
 }
 
 /**
+ * What a person starting the hub reads on stdout (docs/hosts.md, "Over HTTP"): where agents
+ * connect, the line that adds the hub to Claude Code, where the view is and where tokens come from.
+ */
+export function banner(base: string): string {
+  const url = `${base}/mcp`;
+  return [
+    `slivingdoc hub: MCP for many agents at ${url}`,
+    `  add it to Claude Code:  claude mcp add --transport http slivingdoc ${url} --header "Authorization: Bearer <token>"`,
+    `  the web view:           ${base}/?token=<token>`,
+    `  tokens:                 slivingdoc token add NAME prints one; NAME is the agent's actor and directory`,
+    '',
+  ].join('\n');
+}
+
+/**
+ * Warns once about directories an earlier release made for a second live session of one
+ * token (`NAME+2`, …) that still hold unpublished edits. They are never deleted: the warning
+ * names them so a person can publish them (`slivingdoc commit DIR -m …`).
+ */
+async function warnLeftovers(
+  base: string,
+  service: { localChanges(under?: string): Promise<{ managed: string[]; unpublished: string[] }> },
+  log: { warn(record: object, msg: string): void },
+): Promise<void> {
+  try {
+    const { leftoverSessionDirs } = await import('../runtime/leftover-dirs');
+    const dirs = await leftoverSessionDirs(base, service);
+    if (dirs.length > 0)
+      log.warn(
+        { dirs },
+        'directories of an earlier release (NAME+N) hold unpublished edits: publish them with "slivingdoc commit DIR -m …"; they are never deleted',
+      );
+  } catch (err) {
+    log.warn({ err }, 'could not look for leftover NAME+N directories');
+  }
+}
+
+/**
  * The web view beside `/mcp` (docs/view.md): every other path. It reads and reverts through a
- * participant of its own, `.view` below the sessions' base, pulled on the first view request;
- * a token of the token file logs in (its name is the actor of its reverts).
+ * participant of its own, `.view` below the tokens' base: outside every token's directory, so
+ * no token's `path` reaches it. Pulled on the first view request; a token of the token file
+ * logs in (its name is the actor of its reverts).
  */
 async function viewHandler(
   service: Awaited<ReturnType<typeof import('../runtime/service').startService>>,

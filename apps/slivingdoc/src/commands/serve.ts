@@ -27,17 +27,18 @@ export async function runServe(config: AppConfig): Promise<number> {
   const scrubber = processScrubber(roots.privateRoot);
   const stops = stopRequests();
   const transport = new StrictStdioServerTransport();
-  const storeReady = openStore(config.store).then(async (store) => {
-    await probeStore(store);
-    return store;
-  });
-  const initializeResult = storeReady.then(() => ({
+  const storeReady = openStore(config.store).then(async (store) => ({
+    store,
+    access: await probeStore(store),
+  }));
+  const initializeResult = storeReady.then(({ access }) => ({
     capabilities: { tools: {} },
     serverInfo: { name: 'slivingdoc', version: VERSION },
-    instructions: serverInstructions(roots.notebookDir, {
-      readOnly: config.readOnly,
-      writable: config.writable,
-    }),
+    instructions: serverInstructions(
+      roots.notebookDir,
+      { readOnly: config.readOnly, writable: config.writable },
+      access.readOnly ? 'store' : undefined,
+    ),
   }));
   // A failed start-up is reported as a refusal below, whether or not initialize came.
   initializeResult.catch(() => undefined);
@@ -45,11 +46,11 @@ export async function runServe(config: AppConfig): Promise<number> {
 
   let session: Awaited<ReturnType<typeof startSession>>;
   try {
-    const store = await storeReady;
+    const { store, access } = await storeReady;
     // Loading the session's modules blocks the event loop for a while: let the transport
     // answer an initialize that has already arrived first (it waits for the same probe).
     await new Promise((resolve) => setImmediate(resolve));
-    session = await startSession(config, roots, store, transport);
+    session = await startSession(config, roots, store, transport, access.readOnly);
   } catch (error) {
     // Stop reading stdin, or it keeps the process alive after the refusal.
     await transport.close();
@@ -90,7 +91,11 @@ async function startSession(
   roots: Roots,
   store: Awaited<ReturnType<typeof openStore>>,
   transport: StrictStdioServerTransport,
+  readOnlyStore: boolean,
 ) {
   const { startMcpSession } = await import('../runtime/mcp-session');
-  return { ...(await startMcpSession({ config, roots, store, transport })), store };
+  return {
+    ...(await startMcpSession({ config, roots, store, transport, readOnlyStore })),
+    store,
+  };
 }

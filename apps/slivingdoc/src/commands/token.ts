@@ -1,6 +1,6 @@
 import { addToken, listTokens, removeToken, TokenFileError } from '@slivingdoc/http';
-import type { TokenCommandLine } from '../config/command-line';
 import { configuration } from '../config/refusal';
+import type { TokenCommandLine } from '../config/types';
 import { refuse } from '../runtime/refuse';
 import { tokenFilePath } from '../runtime/token-file';
 

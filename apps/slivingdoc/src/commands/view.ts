@@ -61,8 +61,8 @@ async function start(
   log: ReturnType<ReturnType<typeof processLogging>['logging']['module']>,
 ) {
   const store = await openStore(config.store);
-  await probeStore(store);
-  const service = await startService(config, roots, store, logging);
+  const { readOnly } = await probeStore(store);
+  const service = await startService(config, roots, store, logging, { readOnlyStore: readOnly });
   // The view reads and reverts through its own directory, which must be pulled once.
   await service.pull({});
   const [{ createViewHandler }, http] = await Promise.all([

@@ -2,13 +2,13 @@ import { isAbsolute, relative, resolve, sep } from 'node:path';
 // The subpath, not the barrel: the barrel would load the whole engine before `serve` answers.
 import { DEFAULT_ACTOR, isValidActor } from '@slivingdoc/engine/actor';
 import { createPathPolicy, PathSetError } from '@slivingdoc/policy';
-import type { CommandLine, Flags, TokenCommandLine } from './command-line';
+import type { CommandLine, Flags } from './command-line';
 import { defaultPrivateRoot, overlaps } from './paths';
 import { configuration, usage } from './refusal';
 import { envValue, pick } from './setting-source';
 import { driverOf } from './store-registry';
 import { buildStoreConfig } from './store-settings';
-import type { AppConfig, Invocation, ListenConfig, ParseContext } from './types';
+import type { AppConfig, Invocation, ListenConfig, ParseContext, TokenCommandLine } from './types';
 import {
   parseInteger,
   parseMergeAdditions,
@@ -272,7 +272,7 @@ type IntegerFlag =
   | 'retained-checkpoints'
   | 'max-sessions'
   | 'session-idle-timeout'
-  | 'session-calls';
+  | 'token-calls';
 
 /** A whole-number setting in [min, max] from its flag or variable; `fallback` when neither. */
 function integerSetting(
@@ -299,8 +299,8 @@ function tokenFile(env: NodeJS.ProcessEnv, context: ParseContext): string | unde
 /**
  * A token's name becomes its sessions' actor and their directory name under the workspace
  * root, so it must be both: a portable file name (letters, digits, `.`, `_`, `-`, not
- * starting with `.` or `-`), 1–64 bytes. `+` is left out on purpose: it names a second live
- * session of the same actor (`alice+2`, docs/hosts.md), which can then never be a token's name.
+ * starting with `.` or `-`), 1–64 bytes. Never starting with `.` keeps the view's own
+ * directory (`.view`) out of every token's reach.
  */
 const TOKEN_NAME = /^[A-Za-z0-9_][A-Za-z0-9._-]{0,63}$/;
 
@@ -337,7 +337,7 @@ function buildListen(
       'allow-origin',
       'max-sessions',
       'session-idle-timeout',
-      'session-calls',
+      'token-calls',
     ] as const
   ).find((flag) => flags[flag] !== undefined);
   if (listen === undefined) {
@@ -373,16 +373,16 @@ function buildListen(
         env,
         'session-idle-timeout',
         'SLIVINGDOC_SESSION_IDLE_TIMEOUT',
-        1800,
+        300,
         1,
         7 * 24 * 3600,
       ) * 1000,
-    maxCallsPerSession: integerSetting(
+    maxCallsPerToken: integerSetting(
       flags,
       env,
-      'session-calls',
-      'SLIVINGDOC_SESSION_CALLS',
-      8,
+      'token-calls',
+      'SLIVINGDOC_TOKEN_CALLS',
+      16,
       1,
       1000,
     ),

@@ -1,6 +1,7 @@
 import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { configuration, usage } from './refusal';
 import { storeDrivers } from './store-registry';
+import type { TokenCommandLine } from './types';
 import { quote } from './values';
 
 const COMMANDS = {
@@ -45,7 +46,7 @@ const ONLY: Partial<Record<FlagName, readonly CommandName[]>> = {
   'allow-origin': ['serve'],
   'max-sessions': ['serve'],
   'session-idle-timeout': ['serve'],
-  'session-calls': ['serve'],
+  'token-calls': ['serve'],
 };
 
 /**
@@ -75,7 +76,7 @@ export const OPTIONS = {
   'allow-origin': { type: 'string', multiple: true },
   'max-sessions': { type: 'string' },
   'session-idle-timeout': { type: 'string' },
-  'session-calls': { type: 'string' },
+  'token-calls': { type: 'string' },
   paths: { type: 'string', multiple: true },
   reason: { type: 'string' },
   revision: { type: 'string' },
@@ -124,23 +125,6 @@ export type ProposalsCommandLine =
   | { kind: 'proposals'; action: 'list'; flags: Flags }
   | { kind: 'proposals'; action: 'show' | 'reject'; id: string; flags: Flags }
   | { kind: 'approve'; id: string; path: string; flags: Flags };
-
-/** `slivingdoc token add|list|remove`: its own small option set (`--read-only` is a switch here). */
-export type TokenCommandLine =
-  | {
-      kind: 'token';
-      action: 'add';
-      name: string;
-      readOnly: boolean;
-      writable: string[] | undefined;
-      readOnlyPaths: string[] | undefined;
-      /** `--review queue`: the token's tool commits are always queued (docs/review.md). */
-      review: 'queue' | undefined;
-      /** `--reviewer`: a person's token for the view's Approve and Reject, refused at /mcp. */
-      reviewer: boolean;
-    }
-  | { kind: 'token'; action: 'list' }
-  | { kind: 'token'; action: 'remove'; name: string };
 
 const TOKEN_OPTIONS = {
   'read-only': { type: 'boolean' },

@@ -1,7 +1,23 @@
-import type { TokenCommandLine } from './command-line';
 import type { StoreConfig } from './store-registry';
 
 export type { StoreConfig } from './store-registry';
+
+/** `slivingdoc token add|list|remove`: its own small option set (`--read-only` is a switch here). */
+export type TokenCommandLine =
+  | {
+      kind: 'token';
+      action: 'add';
+      name: string;
+      readOnly: boolean;
+      writable: string[] | undefined;
+      readOnlyPaths: string[] | undefined;
+      /** `--review queue`: the token's tool commits are always queued (docs/review.md). */
+      review: 'queue' | undefined;
+      /** `--reviewer`: a person's token for the view's Approve and Reject, refused at /mcp. */
+      reviewer: boolean;
+    }
+  | { kind: 'token'; action: 'list' }
+  | { kind: 'token'; action: 'remove'; name: string };
 
 /** The validated configuration of one process (contract §12); every path is absolute. */
 export interface AppConfig {
@@ -40,12 +56,15 @@ export interface ListenConfig {
   public: boolean;
   /** Browser origins let in (`--allow-origin`); none by default. */
   allowedOrigins: string[];
-  /** Live sessions at most; beyond, initialize is answered 503 with Retry-After. */
+  /**
+   * Live sessions at most; at the limit the least recently used idle session ends to make
+   * room, and initialize is 503 with Retry-After only when every session has a request in flight.
+   */
   maxSessions: number;
-  /** A session with no request for this long ends. */
+  /** A session with no request for this long ends (its directory, the token's, stays). */
   idleTimeoutMs: number;
-  /** Requests of one session being handled at once; beyond, 429 with Retry-After. */
-  maxCallsPerSession: number;
+  /** Requests of one token (all its sessions and sessionless ones) at once; beyond, 429. */
+  maxCallsPerToken: number;
   /** `SLIVINGDOC_TOKEN_FILE`; undefined: the user's config directory (`runtime/token-file.ts`). */
   tokenFile: string | undefined;
 }

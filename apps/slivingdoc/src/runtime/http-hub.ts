@@ -19,6 +19,7 @@ import {
   batchCallsWithDuplicateKeys,
   createMcpServer,
   DuplicateKeyLedger,
+  isStatelessRequest,
   type NotebookMcpServer,
   toolCallHasDuplicateKeys,
 } from '@slivingdoc/mcp';
@@ -35,18 +36,22 @@ export const MCP_PATH = '/mcp';
 /** Seconds a client is told to wait after a 503 (session limit, shutdown) or a 429. */
 const RETRY_AFTER_SECONDS = '5';
 
-/** One live MCP session: a participant with its own directory, actor and rights. */
+/**
+ * Discovery documents (`/.well-known/oauth-…`, `/.well-known/openid-configuration`): all
+ * answered 404, so a client such as `mcp-remote` uses the header it was given and never starts
+ * a browser sign-in.
+ */
+const DISCOVERY = /^\/\.well-known\//;
+
+/** One live MCP session: a participant in its token's directory, with the token's rights. */
 interface Session {
   /** Set by the transport when it answers the session's initialize. */
   id: string;
   readonly grant: TokenGrant;
-  /** The directory's name under the sessions' base (`alice`, `alice+2`). */
-  readonly name: string;
-  readonly dir: string;
   readonly transport: StreamableHTTPServerTransport;
   readonly server: NotebookMcpServer;
   readonly duplicateKeys: DuplicateKeyLedger;
-  /** POST requests being answered. */
+  /** POST requests being answered; 0 is idle (an open GET stream alone is no work). */
   active: number;
   lastSeen: number;
 }
@@ -59,31 +64,38 @@ export interface HubInit {
   tokens: OpenTokenFile;
   /** The process's one notebook service; each session is a participant of it. */
   service: NotebookService;
-  /** Where sessions' directories are made: the workspace root, or the hub's own. */
-  sessionsBase: string;
-  /** True: a session's directory is removed at its end when it holds nothing unpublished. */
-  removeSessionDirs: boolean;
+  /** Where tokens' directories are: the workspace root, or the hub's own. */
+  tokensBase: string;
+  /** True: at exit a token's directory is removed when it holds nothing unpublished. */
+  removeTokenDirs: boolean;
   logging: Logging;
   scrubber: Scrubber;
 }
 
 /**
  * The sessions of `serve --listen`: the request guard (Host/Origin, token, body limit,
- * limits), routing by Mcp-Session-Id to each session's SDK transport, session directories,
- * idle expiry and the end of every session (docs/hosts.md, "Over HTTP").
+ * limits), routing by Mcp-Session-Id to each session's SDK transport, idle expiry and
+ * least-recently-used eviction (docs/hosts.md, "Over HTTP"). The token, not the session,
+ * owns the directory: every session of token NAME works in `<tokens' base>/NAME`, and a
+ * session's end settles nothing there.
  */
 export class SessionHub {
   readonly #init: HubInit;
   readonly #log: Logger;
   readonly #sessions = new Map<string, Session>();
-  /** Directory names of live sessions (and of sessions being created). */
-  readonly #liveNames = new Set<string>();
   /** Sessions being created, counted against the limit. */
   #opening = 0;
+  /** POST requests in progress, by token name (the per-token limit). */
+  readonly #tokenCalls = new Map<string, number>();
   /** POST requests in progress over all sessions, so shutdown can wait for their answers. */
   readonly #requests = new Set<Promise<void>>();
-  /** Sessions whose end (directory settlement) is still running. */
-  readonly #ending = new Set<Promise<void>>();
+  /** Each grant's server for sessionless (2026-07-28) requests. */
+  readonly #stateless = new WeakMap<
+    TokenGrant,
+    Promise<{ server: NotebookMcpServer; duplicateKeys: DuplicateKeyLedger }>
+  >();
+  /** Tokens whose directory this hub served, settled at exit. */
+  readonly #served = new Set<string>();
   #closing = false;
   readonly #idleTimer: NodeJS.Timeout;
 
@@ -98,6 +110,16 @@ export class SessionHub {
   /** Live sessions. */
   get size(): number {
     return this.#sessions.size;
+  }
+
+  /** The directory of token `name`: its own name under the tokens' base. */
+  tokenDir(name: string): string {
+    return join(this.#init.tokensBase, name);
+  }
+
+  /** True for the paths the hub answers itself (`/mcp`, discovery documents); the rest is the view's. */
+  static owns(pathname: string): boolean {
+    return pathname === MCP_PATH || DISCOVERY.test(pathname);
   }
 
   /** The listener's request handler. */
@@ -134,7 +156,8 @@ export class SessionHub {
       });
     const sessionId = req.headers['mcp-session-id'];
     const session = typeof sessionId === 'string' ? this.#sessions.get(sessionId) : undefined;
-    // A session answers only the token that opened it: another token cannot even learn it exists.
+    // A session answers only the token that opened it: another token cannot even learn it
+    // exists. An ended or evicted session is 404, which tells the client to initialize again.
     if (sessionId !== undefined && (session === undefined || session.grant.name !== grant.name))
       return this.#refuse(req, res, { status: 404, reason: 'Session not found' });
     if (req.method === 'POST') return this.#post(req, res, grant, session);
@@ -161,17 +184,17 @@ export class SessionHub {
     grant: TokenGrant,
     existing: Session | undefined,
   ): Promise<void> {
-    if (existing !== undefined) {
-      if (existing.active >= this.#init.listen.maxCallsPerSession)
-        return this.#refuse(req, res, {
-          status: 429,
-          reason: 'too many requests in progress in this session',
-          headers: { 'Retry-After': '1' },
-        });
-      // Held from the first byte: a slow body occupies its place like a running call.
-      this.#hold(existing, res);
-    }
-    const body = await readBody(req);
+    // Held from the first byte, per token: a slow body occupies its place like a running call,
+    // and one token's flood neither starves another token nor makes its busy sessions idle.
+    if ((this.#tokenCalls.get(grant.name) ?? 0) >= this.#init.listen.maxCallsPerToken)
+      return this.#refuse(req, res, {
+        status: 429,
+        reason: 'too many requests of this token in progress',
+        headers: { 'Retry-After': '1' },
+      });
+    const done = this.#hold(grant, res);
+    if (existing !== undefined) this.#busy(existing, done);
+    const body = await readBody(req, res);
     if (!body.ok) return this.#refuse(req, res, body);
     const text = body.body.toString('utf8');
     let parsed: unknown;
@@ -186,66 +209,152 @@ export class SessionHub {
       });
     }
     let session = existing;
+    if (session === undefined && isStateless(parsed))
+      return this.#answerStateless(res, grant, parsed, text);
     if (session === undefined) {
       if (!isInitialize(parsed))
         return this.#refuse(req, res, {
           status: 400,
           reason: 'Bad Request: Mcp-Session-Id header is required',
         });
-      if (this.#sessions.size + this.#opening >= this.#init.listen.maxSessions)
+      if (!this.#makeRoom())
         return this.#refuse(req, res, {
           status: 503,
-          reason: 'too many live sessions',
+          reason: 'every live session has a request in progress',
           headers: { 'Retry-After': RETRY_AFTER_SECONDS },
         });
       session = await this.#open(grant);
-      this.#hold(session, res);
+      this.#busy(session, done);
     }
     markDuplicateKeys(parsed, text, session.duplicateKeys);
     await session.transport.handleRequest(req, res, parsed);
   }
 
-  /** Counts a POST against its session until its response ends (limits, idle, shutdown). */
-  #hold(session: Session, res: ServerResponse): void {
+  /** Counts a POST against its token until its response ends; resolves then. */
+  #hold(grant: TokenGrant, res: ServerResponse): Promise<void> {
+    const name = grant.name;
+    this.#tokenCalls.set(name, (this.#tokenCalls.get(name) ?? 0) + 1);
+    // Released when the answer is sent: a refusal's lingering close does not hold the place.
+    const done = new Promise<void>((resolve) => {
+      res.once('finish', resolve);
+      res.once('close', resolve);
+    });
+    this.#requests.add(done);
+    void done.then(() => {
+      const left = (this.#tokenCalls.get(name) ?? 1) - 1;
+      if (left === 0) this.#tokenCalls.delete(name);
+      else this.#tokenCalls.set(name, left);
+      this.#requests.delete(done);
+    });
+    return done;
+  }
+
+  /** Marks `session` busy until `done` (it is not idle, so neither expired nor evicted). */
+  #busy(session: Session, done: Promise<void>): void {
     session.active += 1;
     session.lastSeen = Date.now();
-    const done = new Promise<void>((resolve) => res.once('close', resolve));
-    this.#requests.add(done);
     void done.then(() => {
       session.active -= 1;
       session.lastSeen = Date.now();
-      this.#requests.delete(done);
     });
   }
 
-  /** A new session for `grant`: its directory, its participant of the service, its MCP server. */
+  /**
+   * Room for one more session: true when under the limit, else the least recently used idle
+   * session is ended (its next request is 404) and true; false when every session is busy.
+   */
+  #makeRoom(): boolean {
+    if (this.#sessions.size + this.#opening < this.#init.listen.maxSessions) return true;
+    let oldest: Session | undefined;
+    for (const session of this.#sessions.values())
+      if (session.active === 0 && (oldest === undefined || session.lastSeen < oldest.lastSeen))
+        oldest = session;
+    if (oldest === undefined) return false;
+    this.#end(oldest, 'session evicted: the least recently used idle one');
+    return true;
+  }
+
+  /** Ends a session now: it leaves the table at once, its transport closes behind. */
+  #end(session: Session, why: string): void {
+    this.#sessions.delete(session.id);
+    this.#log.debug({ actor: session.grant.name }, why);
+    void session.transport.close();
+  }
+
+  /**
+   * A sessionless 2026-07-28 message: a request is answered with one JSON response by the
+   * token's own server (the same tools, results and records as a session's), a notification
+   * with 202. Closing the connection cancels the call.
+   */
+  async #answerStateless(
+    res: ServerResponse,
+    grant: TokenGrant,
+    parsed: { id?: unknown; method: string },
+    text: string,
+  ): Promise<void> {
+    if (parsed.id === undefined) {
+      res.writeHead(202).end();
+      return;
+    }
+    const { server, duplicateKeys } = await this.#statelessServer(grant);
+    markDuplicateKeys(parsed, text, duplicateKeys);
+    const cancel = new AbortController();
+    res.once('close', () => cancel.abort());
+    const response = await server.answer(
+      parsed as Parameters<NotebookMcpServer['answer']>[0],
+      cancel.signal,
+    );
+    if (cancel.signal.aborted) return;
+    res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify(response));
+  }
+
+  /** The server that answers a token's sessionless requests, made at its first one. */
+  #statelessServer(
+    grant: TokenGrant,
+  ): Promise<{ server: NotebookMcpServer; duplicateKeys: DuplicateKeyLedger }> {
+    // By grant: a token re-added with other rights is another grant, and gets another server.
+    let made = this.#stateless.get(grant);
+    if (made === undefined) {
+      const duplicateKeys = new DuplicateKeyLedger();
+      made = this.#server(grant, duplicateKeys).then((server) => ({ server, duplicateKeys }));
+      made.catch(() => this.#stateless.delete(grant));
+      this.#stateless.set(grant, made);
+    }
+    return made;
+  }
+
+  /** The MCP server of one of `grant`'s clients: a participant confined to the token's directory. */
+  async #server(grant: TokenGrant, duplicateKeys: DuplicateKeyLedger): Promise<NotebookMcpServer> {
+    const participant = await this.#init.service.session({
+      notebookDir: this.tokenDir(grant.name),
+      confined: true,
+      ...(grant.writable === undefined ? {} : { writable: [...grant.writable] }),
+      ...(grant.readOnlyPaths === undefined ? {} : { readOnly: [...grant.readOnlyPaths] }),
+      commitRefused: grant.readOnly,
+      // The token authenticates its actor, so the review setting's actor rules bind it.
+      review: {
+        authenticated: true,
+        ...(grant.review === undefined ? {} : { floor: grant.review }),
+      },
+    });
+    this.#served.add(grant.name);
+    return createMcpServer({
+      version: VERSION,
+      service: trackInFlight(participant).service,
+      logger: this.#init.logging.module('mcp'),
+      scrubber: this.#init.scrubber,
+      duplicateKeys,
+      // The token's name is the actor: a client cannot claim another (docs/hosts.md).
+      actor: grant.name,
+    });
+  }
+
+  /** A new session for `grant`: a participant in its token's directory, its MCP server. */
   async #open(grant: TokenGrant): Promise<Session> {
     this.#opening += 1;
-    const name = this.#freeName(grant.name);
-    this.#liveNames.add(name);
     try {
-      const dir = join(this.#init.sessionsBase, name);
-      const participant = await this.#init.service.session({
-        notebookDir: dir,
-        ...(grant.writable === undefined ? {} : { writable: [...grant.writable] }),
-        ...(grant.readOnlyPaths === undefined ? {} : { readOnly: [...grant.readOnlyPaths] }),
-        commitRefused: grant.readOnly,
-        // The token authenticates its actor, so the review setting's actor rules bind it.
-        review: {
-          authenticated: true,
-          ...(grant.review === undefined ? {} : { floor: grant.review }),
-        },
-      });
       const duplicateKeys = new DuplicateKeyLedger();
-      const server = createMcpServer({
-        version: VERSION,
-        service: trackInFlight(participant).service,
-        logger: this.#init.logging.module('mcp'),
-        scrubber: this.#init.scrubber,
-        duplicateKeys,
-        // The token's name is the actor: a session cannot claim another (docs/hosts.md).
-        actor: grant.name,
-      });
+      const server = await this.#server(grant, duplicateKeys);
       const { listen, port } = this.#init;
       const transport = new StreamableHTTPServerTransport({
         sessionIdGenerator: randomUUID,
@@ -255,14 +364,12 @@ export class SessionHub {
         onsessioninitialized: (id) => {
           session.id = id;
           this.#sessions.set(id, session);
-          this.#log.info({ actor: grant.name, dir }, 'session started');
+          this.#log.debug({ actor: grant.name }, 'session started');
         },
       });
       const session: Session = {
         id: '',
         grant,
-        name,
-        dir,
         transport,
         server,
         duplicateKeys,
@@ -270,70 +377,46 @@ export class SessionHub {
         lastSeen: Date.now(),
       };
       server.onclose = () => {
-        if (session.id === '' || this.#sessions.get(session.id) !== session) {
-          this.#liveNames.delete(name);
-          return;
+        // A session's end settles nothing: the directory is the token's, not the session's.
+        if (this.#sessions.get(session.id) === session) {
+          this.#sessions.delete(session.id);
+          this.#log.debug({ actor: grant.name }, 'session ended');
         }
-        this.#sessions.delete(session.id);
-        const ending = this.#settle(session).finally(() => {
-          this.#liveNames.delete(name);
-          this.#ending.delete(ending);
-        });
-        this.#ending.add(ending);
       };
       await server.connect(transport);
       return session;
-    } catch (error) {
-      this.#liveNames.delete(name);
-      throw error;
     } finally {
       this.#opening -= 1;
     }
   }
 
   /**
-   * The directory name of a new session of `actor`: the actor's own name when no live session
-   * uses it, else `actor+2`, `actor+3`, … (the lowest free); `+` is never part of a token
-   * name, so these never collide with another actor's directory (docs/hosts.md).
+   * At exit, without a workspace root: each served token's directory is removed when that
+   * loses nothing, and kept (named at warn) when it holds unpublished edits.
    */
-  #freeName(actor: string): string {
-    if (!this.#liveNames.has(actor)) return actor;
-    for (let n = 2; ; n += 1) {
-      const name = `${actor}+${n}`;
-      if (!this.#liveNames.has(name)) return name;
-    }
-  }
-
-  /** After a session ends: its directory is removed when that loses nothing (no workspace root). */
-  async #settle(session: Session): Promise<void> {
-    this.#log.info({ actor: session.grant.name, dir: session.dir }, 'session ended');
-    if (!this.#init.removeSessionDirs) return;
+  async #settle(name: string): Promise<void> {
+    const dir = this.tokenDir(name);
     const { service } = this.#init;
     try {
-      const changes = await service.localChanges(session.dir);
-      const keep = await holdsUnpublished(session.dir, changes).catch(() => true);
+      const changes = await service.localChanges(dir);
+      const keep = await holdsUnpublished(dir, changes).catch(() => true);
       if (keep) {
-        this.#log.warn(
-          { actor: session.grant.name, dir: session.dir },
-          'session directory kept: it holds unpublished edits',
-        );
+        this.#log.warn({ actor: name, dir }, 'token directory kept: it holds unpublished edits');
         return;
       }
-      for (const dir of changes.managed) await service.forget(dir);
+      for (const managed of changes.managed) await service.forget(managed);
       const { rm } = await import('node:fs/promises');
-      await rm(session.dir, { recursive: true, force: true });
+      await rm(dir, { recursive: true, force: true });
     } catch (err) {
-      this.#log.warn({ err, dir: session.dir }, 'could not settle the session directory');
+      this.#log.warn({ err, dir }, 'could not settle the token directory');
     }
   }
 
   #expireIdle(): void {
     const now = Date.now();
     for (const session of this.#sessions.values()) {
-      if (session.active === 0 && now - session.lastSeen >= this.#init.listen.idleTimeoutMs) {
-        this.#log.info({ actor: session.grant.name }, 'session idle: ending it');
-        void session.transport.close();
-      }
+      if (session.active === 0 && now - session.lastSeen >= this.#init.listen.idleTimeoutMs)
+        this.#end(session, 'session idle: ending it');
     }
   }
 
@@ -348,11 +431,11 @@ export class SessionHub {
     return Promise.race([answered, deadline.then(() => false)]);
   }
 
-  /** Ends every session and waits for their directories to be settled. */
+  /** Ends every session, then settles the served tokens' directories (without a workspace root). */
   async closeAll(): Promise<void> {
     clearInterval(this.#idleTimer);
     await Promise.allSettled([...this.#sessions.values()].map((s) => s.transport.close()));
-    await Promise.allSettled([...this.#ending]);
+    if (this.#init.removeTokenDirs) for (const name of this.#served) await this.#settle(name);
   }
 
   /** Answers a refusal and logs it once at warn, without the token. */
@@ -363,6 +446,17 @@ export class SessionHub {
     );
     writeRefusal(res, refusal);
   }
+}
+
+/** True for one JSON-RPC message of the stateless revision (2026-07-28 in its `_meta`). */
+function isStateless(message: unknown): message is { id?: unknown; method: string } {
+  return (
+    typeof message === 'object' &&
+    message !== null &&
+    !Array.isArray(message) &&
+    typeof (message as { method?: unknown }).method === 'string' &&
+    isStatelessRequest((message as { params?: unknown }).params)
+  );
 }
 
 /** True for one JSON-RPC `initialize` request (alone: the SDK refuses it inside a batch). */

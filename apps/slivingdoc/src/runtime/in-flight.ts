@@ -23,6 +23,9 @@ export function trackInFlight(inner: NotebookService): TrackedService {
     get notebookDir() {
       return inner.notebookDir;
     },
+    get commitsRefused() {
+      return inner.commitsRefused;
+    },
     pull: (request) => track(inner.pull(request)),
     commit: (request) => track(inner.commit(request)),
     status: (request) => track(inner.status(request)),

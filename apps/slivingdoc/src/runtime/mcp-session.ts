@@ -17,11 +17,15 @@ export async function startMcpSession(init: {
   roots: Roots;
   store: ObjectStore;
   transport: StrictStdioServerTransport;
+  /** The probe found the store's credentials can only read. */
+  readOnlyStore: boolean;
 }) {
-  const { config, roots, store, transport } = init;
+  const { config, roots, store, transport, readOnlyStore } = init;
   const { scrubber, logging } = processLogging(roots.privateRoot);
   transport.setLogger(logging.module('mcp'));
-  const tracked = trackInFlight(await startService(config, roots, store, logging));
+  const tracked = trackInFlight(
+    await startService(config, roots, store, logging, { readOnlyStore }),
+  );
   const server = createMcpServer({
     version: VERSION,
     service: tracked.service,

@@ -115,8 +115,8 @@ async function start(
 ) {
   const roots = await configuredRoots(config, workspaceRoot, privateRoot);
   const store = await openStore(config.store);
-  if (probe) await probeStore(store);
-  return { store, service: await startService(config, roots, store, logging) };
+  const readOnlyStore = probe ? (await probeStore(store)).readOnly : false;
+  return { store, service: await startService(config, roots, store, logging, { readOnlyStore }) };
 }
 
 function notPulled(): DomainError {

@@ -23,7 +23,7 @@ const PUBLICATION_GATE_MS = 30_000;
 export const TEST_GATE_SCOPE_ENV = 'SLIVINGDOC_TEST_GATE_SCOPE';
 /**
  * Test-only: `0` turns group commit off, so the bench can time a lone writer with and without
- * it in one run (issue 17's "no added latency"). Never a user flag.
+ * it in one run (group commit must add no latency to a lone writer). Never a user flag.
  */
 export const TEST_GROUP_COMMIT_ENV = 'SLIVINGDOC_TEST_GROUP_COMMIT';
 /**
@@ -36,16 +36,27 @@ export const TEST_CONSOLIDATE_ENV = 'SLIVINGDOC_TEST_CONSOLIDATE';
 /**
  * Composes the engine from the validated configuration, the resolved roots and the store.
  * `sharedObjects`: one object database for every directory the process serves (`serve
- * --listen`; docs/engine.md, "One object database per store").
+ * --listen`; docs/engine.md, "One object database per store"). `readOnlyStore`: the probe
+ * found the credentials can only read; the process runs as a reader (logged here, once) and
+ * refuses every commit and revert until it is restarted (contract §7).
  */
 export function startService(
   config: AppConfig,
   roots: Roots,
   store: ObjectStore,
   logging: Logging,
-  opts: { sharedObjects?: boolean } = {},
+  opts: { sharedObjects?: boolean; readOnlyStore?: boolean } = {},
 ): Promise<NotebookService> {
+  const readOnlyStore = opts.readOnlyStore ?? false;
+  if (readOnlyStore)
+    logging
+      .module('app')
+      .info(
+        { readOnly: true },
+        'the store credentials can only read: running as a reader, commits and reverts are refused until restart',
+      );
   return createNotebookService({
+    readOnlyStore,
     store,
     privateRoot: roots.privateRoot,
     workspaceRoot: roots.workspaceRoot,

@@ -18,13 +18,20 @@ const LOCAL_STORE_FAILURES: Readonly<Record<string, string>> = {
   EROFS: 'read-only file system',
 };
 
+/** What the probe found these credentials may do: `readOnly`, read but not write. */
+export interface StoreAccess {
+  readOnly: boolean;
+}
+
 /**
  * contract §7: every command that touches the store first proves it honours create-if-absent
  * and compare-and-swap. A definite wrong answer (or being unable to run the probe) refuses
  * startup with INCOMPATIBLE_STORE (exit 3); a store that gave no trustworthy answer within
  * the probe's retry budget refuses it as `store unreachable` (exit 1, docs/cli.md).
+ * Credentials whose first write was refused with AccessDenied run as a reader when they can
+ * read `current` (`readOnly`), and refuse startup (exit 2) when they cannot.
  */
-export async function probeStore(store: ObjectStore): Promise<void> {
+export async function probeStore(store: ObjectStore): Promise<StoreAccess> {
   const { runProbe } = await import('@slivingdoc/store');
   let outcome: Awaited<ReturnType<typeof runProbe>>;
   try {
@@ -33,7 +40,14 @@ export async function probeStore(store: ObjectStore): Promise<void> {
     const detail = error instanceof Error ? error.message : String(error);
     throw new RefusalError('INCOMPATIBLE_STORE', `the compatibility probe failed: ${detail}`);
   }
-  if (outcome.ok) return;
+  if (outcome.ok) return { readOnly: false };
+  if (outcome.verdict === 'read-only') return { readOnly: true };
+  if (outcome.verdict === 'denied') {
+    throw new RefusalError(
+      'startup',
+      `the store's credentials may neither write nor read this prefix: ${outcome.reason}`,
+    );
+  }
   const local =
     outcome.code !== undefined && Object.hasOwn(LOCAL_STORE_FAILURES, outcome.code)
       ? LOCAL_STORE_FAILURES[outcome.code]

@@ -520,8 +520,8 @@ describe('serve --listen and token', () => {
       public: false,
       allowedOrigins: [],
       maxSessions: 256,
-      idleTimeoutMs: 1_800_000,
-      maxCallsPerSession: 8,
+      idleTimeoutMs: 300_000,
+      maxCallsPerToken: 16,
       tokenFile: undefined,
     });
     expect((await config(['serve'], { SLIVINGDOC_LISTEN: '[::1]:0' })).listen).toMatchObject({
@@ -545,7 +545,7 @@ describe('serve --listen and token', () => {
         {
           SLIVINGDOC_MAX_SESSIONS: '3',
           SLIVINGDOC_SESSION_IDLE_TIMEOUT: '2',
-          SLIVINGDOC_SESSION_CALLS: '1',
+          SLIVINGDOC_TOKEN_CALLS: '1',
           SLIVINGDOC_TOKEN_FILE: '~/t.json',
           XDG_CONFIG_HOME: '/cfg',
         },
@@ -556,7 +556,7 @@ describe('serve --listen and token', () => {
       allowedOrigins: ['http://a.example:8080'],
       maxSessions: 3,
       idleTimeoutMs: 2000,
-      maxCallsPerSession: 1,
+      maxCallsPerToken: 1,
       tokenFile: '/home/u/t.json',
     });
     // Without SLIVINGDOC_TOKEN_FILE the commands resolve the config directory themselves.

@@ -61,6 +61,8 @@ export class HttpSession {
 /** The built bin's `serve --listen 127.0.0.1:0`, its URL read from its start-up log record. */
 export class HubProcess {
   readonly records: Record<string, unknown>[] = [];
+  /** What the hub printed on stdout (its start-up banner). */
+  stdout = '';
   url = '';
   readonly exited: Promise<number | null>;
   #rest = '';
@@ -87,9 +89,11 @@ export class HubProcess {
           try {
             const record = JSON.parse(line) as Record<string, unknown>;
             hub.records.push(record);
-            if (record.msg === 'serving MCP over Streamable HTTP') hub.url = record.url as string;
-            // The last start-up record: the hub is listening and has said all it says.
-            if (record.msg === 'add this server to a host (docs/hosts.md)') resolve();
+            // The start-up record: the hub is listening (its banner follows on stdout).
+            if (record.msg === 'serving MCP over Streamable HTTP') {
+              hub.url = record.url as string;
+              resolve();
+            }
           } catch {
             // A refusal line is plain text: kept in `stderr` for the error below.
           }
@@ -97,7 +101,10 @@ export class HubProcess {
       });
       child.once('exit', (code) => reject(new Error(`hub exited ${code}: ${stderr}`)));
     });
-    child.stdout!.resume();
+    child.stdout!.setEncoding('utf8');
+    child.stdout!.on('data', (text: string) => {
+      hub.stdout += text;
+    });
     await started;
     return hub;
   }
@@ -131,14 +138,20 @@ export class HubProcess {
   }
 }
 
-/** A raw HTTP request to the hub (for refusals the SDK client would never send). */
+/**
+ * A raw HTTP request to the hub (for refusals the SDK client would never send). Settles
+ * always: with the answer once it was read whole, or with the error when the connection
+ * failed before an answer came (a refusal's lingering close lets the answer be read first).
+ */
 export function rawRequest(
   url: string,
   init: { method?: string; headers?: Record<string, string | number>; body?: Buffer | string },
 ): Promise<{ status: number; headers: Record<string, unknown>; body: string }> {
   return new Promise((resolve, reject) => {
     const req = request(url, { method: init.method ?? 'POST', headers: init.headers ?? {} });
+    let answered = false;
     req.on('response', (res) => {
+      answered = true;
       let body = '';
       res.setEncoding('utf8');
       res.on('data', (chunk) => {
@@ -151,10 +164,11 @@ export function rawRequest(
           body,
         }),
       );
+      res.on('error', reject);
     });
-    // The hub may close the connection before a refused body is sent whole.
+    // After an answer, a failing upload of the rest of a refused body is no failure of the call.
     req.on('error', (error: NodeJS.ErrnoException) => {
-      if (error.code !== 'EPIPE' && error.code !== 'ECONNRESET') reject(error);
+      if (!answered) reject(new Error(`no answer from the hub: ${error.code ?? error.message}`));
     });
     req.end(init.body);
   });

@@ -277,7 +277,8 @@ async function runRound(
         {
           checkMoved: false,
           beforeCas: async (target) => {
-            // The holder's own change, as a solo attempt records it (issue 18).
+            // The holder's own change, recorded before the CAS as a solo attempt records it: a
+            // kill after the swap lands must not make the next call publish those lines again.
             if (own !== undefined && ownPlaced !== undefined)
               await recordOwnInput(ctx, own, target);
             cas.landed = 'unknown';

@@ -4,8 +4,8 @@ import { IdleRelease } from './idle-release';
 /**
  * How long a cache stays filled after its last use. Long enough for the calls of one burst
  * (and a commit right after its pull) to share it; short enough that an idle server lets go
- * of it well before issue 20's idle reading, 5 s after its last call (the memory itself comes
- * back at V8's next collection, docs/performance.md "Session 7").
+ * of it well before the bench's idle reading, 5 s after its last call (the memory itself comes
+ * back at V8's next collection, docs/performance.md, "Idle caches").
  */
 export const CACHE_IDLE_RELEASE_MS = 2000;
 

@@ -20,9 +20,10 @@ import {
   type ObjectDbSize,
   removeLeftovers,
 } from './consolidate';
-import { type GitDir, type GitFs, readGitObject } from './git-dir';
+import type { GitDir, GitFs } from './git-dir';
 import { writeLooseObject } from './loose-objects';
 import { ObjectCache } from './object-cache';
+import { readGitObject } from './object-files';
 import { installPack } from './pack-install';
 import { privateModeFs } from './private-mode-fs';
 import { type BaseTree, buildTree, rebuildTree } from './tree-build';

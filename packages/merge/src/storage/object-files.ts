@@ -9,10 +9,36 @@ import {
   TAG,
   TYPE_NAMES,
 } from '../model/pack-format';
-import type { GitDir } from './git-dir';
+import { type GitDir, loadIsomorphicGit } from './git-dir';
 
 /** What only isomorphic-git reads: a delta entry (a foreign pack) or an index other than v2. */
 export const NEEDS_ISOMORPHIC_GIT = Symbol('needs isomorphic-git');
+
+/**
+ * Reads one object, loose or packed. Loose files and whole objects in packs (all our writers
+ * produce) are read by our own code ({@link readObjectFile}); a delta entry of a foreign pack (the
+ * Go implementation's libgit2 packs) is read through isomorphic-git, which resolves deltas.
+ * Undefined when absent or of a type the notebook never stores; a corrupt object throws.
+ */
+export async function readGitObject(dir: GitDir, oid: Oid): Promise<GitObject | undefined> {
+  const own = readObjectFile(dir, oid);
+  if (own !== NEEDS_ISOMORPHIC_GIT) return own;
+  const git = await loadIsomorphicGit();
+  try {
+    const { type, object } = await git.readObject({
+      fs: dir.fs,
+      gitdir: dir.gitdir,
+      oid,
+      format: 'content',
+      cache: dir.cache,
+    });
+    if (type !== 'blob' && type !== 'tree' && type !== 'commit') return undefined;
+    return { type, content: object as Uint8Array };
+  } catch (error) {
+    if (error instanceof git.Errors.NotFoundError) return undefined;
+    throw error;
+  }
+}
 
 /**
  * Reads one object from the layouts our own writers produce: loose files and whole objects in
