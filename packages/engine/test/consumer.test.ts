@@ -156,7 +156,7 @@ describe('the README example, from the tarballs, outside the monorepo', () => {
     members.push('status', 'log', 'revert', 'actor', 'onProgress', 'mergeAdditions', 'keep');
     members.push('groupCommit', 'gateScope');
     members.push('acceptedGeneration', 'history', 'publication', 'files', 'readFile', 'blame');
-    members.push('session', 'forget', 'commitsRefused', 'token', 'store');
+    members.push('session', 'forget', 'commitsRefused', 'token', 'store', 'confined');
     for (const [, name] of api.matchAll(/`([A-Za-z_][A-Za-z0-9_]*)(?:\([^`]*\))?`/g)) {
       if (!members.includes(name as string))
         expect(exported, 'the README names it').toContain(name);
