@@ -2,7 +2,14 @@ import { realpathSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { assertBuilt, runBin, sandboxEnv } from './helpers/bin';
-import { addToken, HubProcess, mcpHeaders, rawRequest, withConfigHome } from './helpers/http-hub';
+import {
+  addToken,
+  HubProcess,
+  INITIALIZE,
+  mcpHeaders,
+  rawRequest,
+  withConfigHome,
+} from './helpers/http-hub';
 import { realS3Env } from './helpers/real-s3';
 
 // docs/review.md through the hub: authenticated actors, stricter tokens, reviewer tokens.
@@ -11,17 +18,6 @@ const hubs: HubProcess[] = [];
 beforeAll(assertBuilt);
 afterEach(async () => {
   for (const hub of hubs.splice(0)) await hub.stop('SIGKILL');
-});
-
-const INITIALIZE = JSON.stringify({
-  jsonrpc: '2.0',
-  id: 1,
-  method: 'initialize',
-  params: {
-    protocolVersion: '2025-06-18',
-    capabilities: {},
-    clientInfo: { name: 'x', version: '0' },
-  },
 });
 
 describe.each([
