@@ -5,7 +5,7 @@
 #
 # Knobs: BENCH_QUICK=1 (or --quick) tiny sizes; BENCH_NO_S3=1 embedded store only;
 # BENCH_SKIP_BUILD=1 reuse the current build; BENCH_SCENARIOS=raw-cas,load,notebook,append-burst
-# (and view: the web view's figures) and BENCH_PARTS=embedded,git,s3 run subsets; BENCH_IN_PROCESS=0 leaves out the in-process
+# (and view: the web view's figures; review: queue-mode commits and approvals) and BENCH_PARTS=embedded,git,s3 run subsets; BENCH_IN_PROCESS=0 leaves out the in-process
 # writers; BENCH_OUT=dir another output directory;
 # BENCH_CPU_PROF=dir write a --cpu-prof profile of every server process there;
 # BENCH_HUB_STDIO=0 runs only the hub side of the hub scenario (not its 100 stdio processes);
@@ -35,10 +35,13 @@ fi
 # `view` (the web view's figures: its own table and bench-results/view.json) is not a
 # scenario of run.ts: take it out of the list run.ts sees.
 scenarios=${BENCH_SCENARIOS:-}
-others=$(tr ',' '\n' <<<"$scenarios" | grep -vx 'view' | paste -sd, - || true)
+others=$(tr ',' '\n' <<<"$scenarios" | grep -vxE 'view|review' | paste -sd, - || true)
 if [[ -z $scenarios || -n $others ]]; then
   BENCH_SCENARIOS=$others tooling/node_modules/.bin/tsx tooling/bench/run.ts "$@"
 fi
 if [[ -z $scenarios || ,$scenarios, == *,view,* ]]; then
   tooling/node_modules/.bin/tsx tooling/bench/view.ts "$@"
+fi
+if [[ -z $scenarios || ,$scenarios, == *,review,* ]]; then
+  tooling/node_modules/.bin/tsx tooling/bench/review.ts "$@"
 fi

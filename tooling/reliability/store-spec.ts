@@ -1,4 +1,5 @@
 import { createNotebookService } from '@slivingdoc/engine';
+import type { SuccessResult } from '@slivingdoc/envelope';
 import { createEmbeddedStore, createS3Store, type ObjectStore, runProbe } from '@slivingdoc/store';
 import type { S3TestEnv } from '@slivingdoc/testkit/s3-env';
 
@@ -28,12 +29,13 @@ export async function openStore(spec: StoreSpec): Promise<ObjectStore> {
 
 /**
  * Opens a notebook service on `spec` for one pull (or commit) and closes it: set-up and
- * witness reads of the suites that keep real processes for the calls under test.
+ * witness reads of the suites that keep real processes for the calls under test. Resolves
+ * with a commit's result.
  */
 export async function withService(
   at: { spec: StoreSpec; privateRoot: string; workspaceRoot: string; notebookDir: string },
-  op: { commit?: string },
-): Promise<void> {
+  op: { commit?: string; viaTools?: boolean },
+): Promise<SuccessResult | undefined> {
   const store = await openStore(at.spec);
   const service = await createNotebookService({
     store,
@@ -44,7 +46,9 @@ export async function withService(
   });
   try {
     if (op.commit === undefined) await service.pull({});
-    else await service.commit({ message: op.commit });
+    // `viaTools`: the commit an agent's notes_commit makes (a review setting may queue it).
+    else return await service.commit({ message: op.commit, viaTools: op.viaTools });
+    return undefined;
   } finally {
     await service.close();
     await store.close?.();

@@ -1,6 +1,7 @@
 import { FAILPOINT } from '@slivingdoc/engine';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { requireBuiltCli } from '../reliability/cli';
+import { APPROVE_FAILPOINTS, runApproveCrashCase } from '../reliability/crash/approve';
 import {
   GROUP_FAILPOINTS,
   runGroupCrashCase,
@@ -22,7 +23,9 @@ const COMMIT_THEN_PULL = ['commit', 'pull'] as const;
 
 describe('crash matrix: a call killed at every failpoint', () => {
   // Cases are independent (own store, P and L), so they run side by side.
-  it.concurrent.each(Object.values(FAILPOINT))(
+  // An approval's failpoints are on no commit's or pull's path: the approve column below.
+  const onCallPaths = Object.values(FAILPOINT).filter((f) => !APPROVE_FAILPOINTS.includes(f));
+  it.concurrent.each(onCallPaths)(
     'SIGKILL at %s, then fresh processes repair',
     async (failpoint) => {
       // A commit passes most failpoints; the engine announces the scan and merge boundaries
@@ -31,6 +34,18 @@ describe('crash matrix: a call killed at every failpoint', () => {
       let report = await runCrashCase(failpoint, first);
       if (!report.killed) report = await runCrashCase(failpoint, second);
       expect(report.killed, 'the process died at the failpoint').toBe(true);
+      expect(report.problems).toEqual([]);
+    },
+    480_000,
+  );
+});
+
+describe("crash matrix, approve: a person's approval killed at each step (docs/review.md)", () => {
+  it.concurrent.each(APPROVE_FAILPOINTS)(
+    'SIGKILL the approval at %s; a fresh approval publishes it exactly once and nothing is lost',
+    async (failpoint) => {
+      const report = await runApproveCrashCase(failpoint);
+      expect(report.killed, 'the approval died at the failpoint').toBe(true);
       expect(report.problems).toEqual([]);
     },
     480_000,

@@ -43,6 +43,12 @@ async function main(argv: string[]): Promise<number> {
       return (await import('./commands/blame')).runBlame(invocation);
     case 'revert':
       return (await import('./commands/revert')).runRevert(invocation);
+    case 'review':
+      return (await import('./commands/review')).runReview(invocation);
+    case 'proposals':
+      return (await import('./commands/review')).runProposals(invocation);
+    case 'approve':
+      return (await import('./commands/review')).runApprove(invocation);
     case 'token':
       return (await import('./commands/token')).runToken(invocation.command, invocation.tokenFile);
     case 'view':

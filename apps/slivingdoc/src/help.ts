@@ -72,6 +72,8 @@ Commands:
   log <path>                     the latest publications: generation, time, actor, message
   blame <path> <file>            who last changed each line of <file>, and when
   revert <path> --generation N   undo publication N, published as a new commit
+  review set|show                whether agents' commits publish at once or wait for a person
+  proposals list|show|approve|reject  the agents' commits waiting for a person (docs/review.md)
   token add|list|remove          the bearer tokens of serve --listen
   version, v, --version, -V      print the version
 
@@ -105,6 +107,7 @@ session directory (removed at exit when nothing in it is unpublished).
   --session-idle-timeout <s>      idle seconds that end a session (SLIVINGDOC_SESSION_IDLE_TIMEOUT), default 300
   --token-calls <n>               requests in progress per token (SLIVINGDOC_TOKEN_CALLS), default 16`,
   token: `Usage: slivingdoc token add NAME [--read-only] [--writable <paths>] [--read-only-paths <paths>]
+                                [--review queue] [--reviewer]
        slivingdoc token list
        slivingdoc token remove NAME
 
@@ -117,7 +120,9 @@ case is refused; a token removed and added again under its old name takes up its
 
   --read-only                     the token's sessions may pull but never commit
   --writable <paths>              the sessions' writable set (replaces the server's), repeatable
-  --read-only-paths <paths>       the sessions' read-only set (replaces the server's), repeatable`,
+  --read-only-paths <paths>       the sessions' read-only set (replaces the server's), repeatable
+  --review queue                  the token's commits always wait for a person (docs/review.md)
+  --reviewer                      a person's token: the view's Approve and Reject; refused at /mcp`,
   pull: `Usage: slivingdoc pull <path> [options]
 
 Brings the notebook directory <path> up to date: merges its unpublished edits onto the latest
@@ -169,6 +174,31 @@ resolve them, then slivingdoc commit.
 
   --generation <N>                the publication to undo (required)
   -m, --message <message>         default: "Revert generation N: <its first line>"
+${REPORT_OPTIONS}`,
+  review: `Usage: slivingdoc review set queue|direct [--actor NAME] [--paths P…] [options]
+       slivingdoc review show [--json] [options]
+
+The notebook's review setting, stored beside the notebook (docs/review.md). In queue mode an
+agent's notes_commit stores a proposal that a person approves or rejects; direct (the default)
+publishes at once. CLI commits and reverts are a person's and are never queued. Every server
+applies a change from its next call.
+
+  --actor <name>                  a rule for this actor only; binds hub tokens, not stdio clients
+  --paths <p,…>                   the rule covers commits touching these paths (longest match)
+  --json                          show: the setting as JSON`,
+  proposals: `Usage: slivingdoc proposals list [--json] [options]
+       slivingdoc proposals show ID [--json] [options]
+       slivingdoc proposals approve ID [PATH] [--revision N] [options]
+       slivingdoc proposals reject ID [--reason TEXT] [options]
+
+The agents' proposals (docs/review.md). approve merges the change onto the latest notebook
+through the clean, pulled copy at PATH (default: the current directory) and publishes it once,
+authored by the agent, approved by --actor (default: your user name). reject publishes nothing;
+the proposal's bytes stay readable with show.
+
+  --revision <N>                  approve only if the proposal is still at revision N
+  --reason <text>                 reject: told to the agent at its next call
+  --json                          list, show, approve, reject: JSON
 ${REPORT_OPTIONS}`,
   version: `Usage: slivingdoc version (also v, --version, -V)
 

@@ -33,7 +33,7 @@ import {
  * contract §5: a change under a read-only path publishes nothing; each such file is reset to its
  * baseline content (inside the recovery flag) and listed.
  */
-async function refuseReadOnlyChanges(
+export async function refuseReadOnlyChanges(
   ctx: DirContext,
   call: CallState,
   entry: Entry,

@@ -23,6 +23,8 @@ export const FAILPOINT = {
   consolidationAfterPackWritten: 'consolidation-after-pack-written',
   consolidationAfterIndexesRemoved: 'consolidation-after-indexes-removed',
   consolidationAfterFilesRemoved: 'consolidation-after-files-removed',
+  approveAfterMark: 'approve-after-mark',
+  approveAfterPublish: 'approve-after-publish',
 } as const;
 
 /** The name of one failpoint. */

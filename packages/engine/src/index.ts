@@ -69,7 +69,29 @@ export type {
   PublicationMember,
 } from './inspect';
 export type { Progress, ProgressListener } from './progress';
+export { APPROVING_HOLD_MS, type ApproveResult, rejectProposal } from './review/decide';
+export { proposalDiffs } from './review/diff';
+export { MAX_OPEN_PER_ACTOR } from './review/propose';
+export type { ProposalFile, ProposalRecord, ProposalState } from './review/record';
 export {
+  DEFAULT_REVIEW,
+  type ReviewMode,
+  type ReviewRule,
+  type ReviewScope,
+  type ReviewSetting,
+} from './review/setting';
+export {
+  DECIDED_RETENTION_MS,
+  type ListedProposal,
+  listProposals,
+  pruneDecided,
+  type ReviewShown,
+  requireProposal,
+  setReview,
+  showReview,
+} from './review/store-io';
+export {
+  type ApproveRequest,
   type BlameResult,
   type CommitRequest,
   createNotebookService,

@@ -111,7 +111,7 @@ export function asText(bytes: Uint8Array): string | undefined {
 }
 
 /** Builds the numbered hunks of one text change (jsdiff computes them; we number each line). */
-function hunksOf(path: string, before: string, after: string): DiffHunk[] {
+export function hunksOf(path: string, before: string, after: string): DiffHunk[] {
   const patch = structuredPatch(path, path, before, after, undefined, undefined, { context: 3 });
   return patch.hunks.map((hunk) => {
     let oldNumber = hunk.oldStart;

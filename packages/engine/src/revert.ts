@@ -18,7 +18,7 @@ import { threeWayMerge } from './three-way';
 import { mergeConflict, unsupportedFiles } from './verdicts';
 
 /** INVALID_REQUEST · UNPUBLISHED_EDITS: a revert is never mixed with the copy's own edits. */
-function unpublishedEdits(count: number): DomainError {
+export function unpublishedEdits(count: number): DomainError {
   return new DomainError({
     code: 'INVALID_REQUEST',
     reason: 'UNPUBLISHED_EDITS',

@@ -25,6 +25,7 @@ import {
   openPrivateState,
   openRegistry,
 } from '@slivingdoc/workspace';
+import { DEFAULT_ACTOR } from './actor';
 import { runCheckpoint } from './checkpoint';
 import { commitLocked } from './commit';
 import { type EngineConfig, resolveConfig } from './config';
@@ -66,6 +67,10 @@ import { type ProgressListener, withProgress } from './progress';
 import { pullLocked } from './pull';
 import { holdsHead, readCurrent } from './remote';
 import { revertLocked } from './revert';
+import { type ApproveResult, approveLocked } from './review/decide';
+import { commitReviewed, pullReviewed, type ReviewCaller, reviewApplies } from './review/propose';
+import type { ReviewMode } from './review/setting';
+import { ReviewReader } from './review/store-io';
 import { type NotebookStatus, notPulledStatus, statusLocked } from './status';
 import { conflictIssues, type Entry, enterDirectory, synchronize } from './sync';
 import { holdsUnpublishedEdits } from './unpublished';
@@ -98,6 +103,23 @@ export interface CommitRequest {
    */
   actor?: string;
   /** Told how many files were scanned and written so far (for a progress display). */
+  onProgress?: ProgressListener;
+  /**
+   * True for an agent's commit through the MCP tools: the notebook's review setting applies
+   * (docs/review.md). Absent: a person's commit (the CLI), never queued.
+   */
+  viaTools?: boolean;
+}
+
+/** `proposals approve` (docs/review.md): published through this clean, pulled directory. */
+export interface ApproveRequest {
+  id: string;
+  path?: string;
+  /** The approver (the CLI's actor, the view's person). */
+  actor: string;
+  /** The revision the reviewer saw; absent: the current one. */
+  revision?: number;
+  signal?: AbortSignal;
   onProgress?: ProgressListener;
 }
 
@@ -244,6 +266,13 @@ export interface NotebookService {
    */
   revert(request: RevertRequest): Promise<SuccessResult>;
   /**
+   * Approves a proposal (docs/review.md): merged onto R through the directory's clean copy and
+   * published once, authored by the proposing agent; the approver is recorded in the proposal.
+   */
+  approve(request: ApproveRequest): Promise<ApproveResult>;
+  /** Whether the notebook's review setting may queue this participant's tool commits now. */
+  reviewApplies(request?: { actor?: string | undefined; signal?: AbortSignal }): Promise<boolean>;
+  /**
    * The generation of the latest publication (0: none yet), as `log` numbers them; reads only
    * `current`. A checkpoint, which publishes nothing, does not change it.
    */
@@ -292,6 +321,11 @@ export interface SessionOptions {
   readOnly?: string[];
   /** True: every commit and revert is refused (a read-only token). */
   commitRefused?: boolean;
+  /**
+   * The session's actor is authenticated (a hub token), so the review setting's actor rules
+   * bind it; `floor: 'queue'` queues its every tool commit (`token add --review queue`).
+   */
+  review?: { authenticated: boolean; floor?: ReviewMode };
   /**
    * True: every call may address only `notebookDir` and below (an HTTP token's own directory);
    * any other path is INVALID_REQUEST · PATH_OUTSIDE_TOKEN_DIR before anything is read or made.
@@ -360,6 +394,7 @@ export async function createNotebookService(config: EngineConfig): Promise<Noteb
   const closing = new AbortController();
   const background = new Set<Promise<unknown>>();
   let checkpointRunning = false;
+  const reviewReader = new ReviewReader(cfg.store);
 
   async function openContext(dir: string): Promise<DirContext> {
     const priv = await openPrivateState({
@@ -696,7 +731,13 @@ export async function createNotebookService(config: EngineConfig): Promise<Noteb
     policy: PathPolicy,
     commitRefused: boolean,
     confined: boolean,
+    review: SessionOptions['review'] = { authenticated: false },
   ): NotebookService {
+    const callerOf = (actor: string | undefined): ReviewCaller => ({
+      actor: actor ?? DEFAULT_ACTOR,
+      authenticated: review.authenticated,
+      floor: review.floor,
+    });
     const resolve = (raw: string | undefined, create: boolean): Promise<string> =>
       resolveDir(notebookDir, raw, create, confined);
     const refusal: CommitRefusal | undefined = commitRefused
@@ -723,7 +764,7 @@ export async function createNotebookService(config: EngineConfig): Promise<Noteb
           async (ctx, call) => {
             const entry = await enterDirectory(ctx);
             try {
-              return await pullLocked(ctx, call, entry);
+              return await pullReviewed(ctx, entry, (from) => pullLocked(ctx, call, from));
             } catch (err) {
               const known = classifyKnown(err);
               const flagged = entry.repairPending && !entry.stateMissing;
@@ -764,7 +805,20 @@ export async function createNotebookService(config: EngineConfig): Promise<Noteb
           request,
           async (ctx, call) => {
             const entry = await repairOnEntry(ctx, call, await enterDirectory(ctx));
-            return commitLocked(ctx, call, entry, Buffer.from(request.message, 'utf8'));
+            const message = Buffer.from(request.message, 'utf8');
+            if (request.viaTools !== true) return commitLocked(ctx, call, entry, message);
+            return commitReviewed(
+              ctx,
+              call,
+              entry,
+              message,
+              callerOf(request.actor),
+              reviewReader,
+              async (from) => {
+                await pullLocked(ctx, call, from);
+                return enterDirectory(ctx);
+              },
+            );
           },
           MAINTAIN,
         );
@@ -834,6 +888,37 @@ export async function createNotebookService(config: EngineConfig): Promise<Noteb
           },
           MAINTAIN,
         );
+      },
+
+      async approve(request) {
+        parseRequestPath(request.path, { home: cfg.home });
+        checkActor(request.actor);
+        refuseCommits();
+        const dir = await resolve(request.path, false);
+        if (!(await isPulled(dir))) throw notPulled();
+        return guarded(
+          policy,
+          dir,
+          request,
+          async (ctx, call) => {
+            const entry = await repairOnEntry(ctx, call, await enterDirectory(ctx));
+            return approveLocked(ctx, call, entry, {
+              id: request.id,
+              by: request.actor,
+              revision: request.revision,
+            });
+          },
+          MAINTAIN,
+        );
+      },
+
+      async reviewApplies(request = {}) {
+        request.signal?.throwIfAborted();
+        try {
+          return reviewApplies(await reviewReader.read(), callerOf(request.actor));
+        } catch (err) {
+          throw classifyKnown(err) ?? engineFailure(err, 'local');
+        }
       },
 
       async acceptedGeneration(signal) {
@@ -979,7 +1064,13 @@ export async function createNotebookService(config: EngineConfig): Promise<Noteb
         'notebookDir',
         `the session directory ${dir} is outside the workspace root`,
       );
-    return participant(dir, policy, options.commitRefused ?? false, options.confined ?? false);
+    return participant(
+      dir,
+      policy,
+      options.commitRefused ?? false,
+      options.confined ?? false,
+      options.review,
+    );
   }
 
   async function forget(dir: string): Promise<void> {

@@ -20,6 +20,8 @@ export const ACTIONS = {
     'Keep your edits under the writable paths; the listed files were reset to the accepted state.',
   ASK_FOR_WRITE_ACCESS:
     'This session may only read: ask the operator for a token that may write (notes_pull still works).',
+  WAIT_FOR_REVIEW:
+    'A person must approve or reject your open proposals first; keep working, and commit again after the next notes_pull reports their outcome.',
   ASK_FOR_STORE_WRITE_ACCESS:
     'These store credentials can only read: ask the store’s owner for write access to this notebook’s prefix, then restart the server (notes_pull still works).',
   RETRY: 'Call again, after a short wait.',
@@ -162,6 +164,47 @@ export const CATALOGUE = {
         action: 'ASK_FOR_STORE_WRITE_ACCESS',
         retryable: false,
         when: 'notes_commit, `commit` or `revert` in a process whose start-up probe found that the store’s credentials can read this prefix but not write it (AccessDenied); nothing was read, changed or published',
+      },
+    },
+  },
+  REVIEW: {
+    summary:
+      'The notebook’s review setting or a proposal stops this call (docs/review.md); nothing was published.',
+    reasons: {
+      SETTING_INVALID: {
+        action: 'CONTACT_OPERATOR',
+        retryable: false,
+        when: 'the notebook’s review setting in the store cannot be parsed; every commit that could be reviewed is refused (fail closed, never `direct`)',
+      },
+      TOO_MANY_PROPOSALS: {
+        action: 'WAIT_FOR_REVIEW',
+        retryable: false,
+        when: 'notes_commit in queue mode by an actor that already has the most open proposals allowed',
+      },
+      PROPOSAL_BEING_APPROVED: {
+        action: 'RETRY',
+        retryable: true,
+        when: 'notes_commit in queue mode while a person is approving the directory’s open proposal; nothing was proposed, the edits stay in the directory',
+      },
+      PROPOSAL_NOT_FOUND: {
+        action: 'FIX_ARGUMENTS',
+        retryable: false,
+        when: 'CLI `proposals show|approve|reject ID` names no stored proposal (see `slivingdoc proposals list`)',
+      },
+      PROPOSAL_DECIDED: {
+        action: 'FIX_ARGUMENTS',
+        retryable: false,
+        when: 'CLI `proposals approve|reject ID` on a proposal already approved or rejected',
+      },
+      STALE_REVISION: {
+        action: 'FIX_ARGUMENTS',
+        retryable: false,
+        when: '`proposals approve ID --revision N` where the proposal was revised since revision N (the message names the current one)',
+      },
+      PROPOSAL_MALFORMED: {
+        action: 'CONTACT_OPERATOR',
+        retryable: false,
+        when: 'a stored proposal record fails decoding or validation; nothing was changed',
       },
     },
   },

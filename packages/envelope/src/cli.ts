@@ -1,5 +1,5 @@
 import type { ErrorResult, FileStat, SuccessResult } from './results';
-import { candidText, successText } from './text';
+import { candidText, reviewLines, successText } from './text';
 
 // Plain SGR sequences rather than util.styleText: newer Node versions make styleText decide
 // colour from process.stdout and the environment itself, and here the caller decides.
@@ -73,7 +73,8 @@ export function renderCliSuccess(result: SuccessResult, opts: { color: boolean }
   const paint = painter(opts.color);
   const sets = { readOnly: result.readOnly, writable: result.writable };
   const first = `${paint('green', 'OK')}  generation ${result.generation}  ${successText(result.path, sets)}`;
-  return `${first}\n${renderDiffstat(result, opts)}`;
+  const review = reviewLines(result).map((line) => `${line}\n`);
+  return `${first}\n${review.join('')}${renderDiffstat(result, opts)}`;
 }
 
 /**

@@ -54,6 +54,7 @@ export type {
   FileStat,
   LineRange,
   PathSets,
+  ProposalOutcome,
   RecoveryReport,
   SuccessResult,
 } from './results';
@@ -65,4 +66,5 @@ export {
   type ScrubberInit,
   SECRET_ENV_NAME,
 } from './scrubber';
-export { candidText, successText } from './text';
+export { candidText, resultText, reviewLines, successText } from './text';
+export { hasInvisible, visibleText } from './visible';

@@ -42,6 +42,30 @@ export interface SuccessResult {
   files: FileStat[];
   readOnly: string[];
   writable: string[];
+  /**
+   * Queue mode only (docs/review.md): the change was stored as a proposal and nothing was
+   * published. Absent whenever review does not apply, so today's results are unchanged.
+   */
+  status?: 'pending';
+  /** With `status`: the directory's open proposal. */
+  proposalId?: string;
+  /** With `status`: the proposal's revision this call stored. */
+  revision?: number;
+  /** Queue mode only: a person decided the directory's proposal since its last call. */
+  proposalOutcome?: ProposalOutcome;
+}
+
+/** What a person decided about a directory's proposal (docs/review.md). */
+export interface ProposalOutcome {
+  proposalId: string;
+  revision: number;
+  status: 'approved' | 'rejected';
+  /** Who decided. */
+  by: string;
+  /** Reject's reason, when given. */
+  reason?: string;
+  /** Approve: the generation that published the change. */
+  generation?: string;
 }
 
 /** One affected file of an error: its own reason and its marker ranges (maybe empty). */

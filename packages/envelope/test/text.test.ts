@@ -131,6 +131,19 @@ const PER_CODE: { [C in ErrorCode]: { init: DomainErrorInit<C>; text: string[] }
       'retryable: false',
     ],
   },
+  REVIEW: {
+    init: {
+      code: 'REVIEW',
+      reason: 'PROPOSAL_NOT_FOUND',
+      message: 'No proposal 0123456789abcdef-1 is stored. Nothing was changed.',
+    },
+    text: [
+      'REVIEW · PROPOSAL_NOT_FOUND',
+      'No proposal 0123456789abcdef-1 is stored. Nothing was changed.',
+      'action: FIX_ARGUMENTS',
+      'retryable: false',
+    ],
+  },
   REMOTE_BUSY: {
     init: { code: 'REMOTE_BUSY', reason: 'RETRIES_EXHAUSTED', message: 'Others kept winning.' },
     text: [

@@ -14,6 +14,10 @@ export interface TokenGrant {
   readonly readOnly: boolean;
   readonly writable?: readonly string[];
   readonly readOnlyPaths?: readonly string[];
+  /** `queue`: every tool commit of this token is queued for review (docs/review.md). */
+  readonly review?: 'queue';
+  /** A person's token for the web view's Approve and Reject; refused at `/mcp`. */
+  readonly reviewer?: boolean;
 }
 
 /** The options of {@link addToken}: the grant without its name. */
@@ -70,6 +74,8 @@ export function addToken(file: string, name: string, options: TokenOptions = {})
     readOnly: options.readOnly ?? false,
     ...(options.writable === undefined ? {} : { writable: [...options.writable] }),
     ...(options.readOnlyPaths === undefined ? {} : { readOnlyPaths: [...options.readOnlyPaths] }),
+    ...(options.review === undefined ? {} : { review: options.review }),
+    ...(options.reviewer === true ? { reviewer: true } : {}),
     created: new Date().toISOString(),
     sha256: sha256(token).toString('hex'),
   };
@@ -210,7 +216,9 @@ function parseTokenFile(file: string, text: string): TokenFileContent {
       !/^[0-9a-f]{64}$/.test(entry.sha256) ||
       typeof entry.created !== 'string' ||
       !optionalStrings(entry.writable) ||
-      !optionalStrings(entry.readOnlyPaths)
+      !optionalStrings(entry.readOnlyPaths) ||
+      (entry.review !== undefined && entry.review !== 'queue') ||
+      (entry.reviewer !== undefined && entry.reviewer !== true)
     )
       throw bad(`has a malformed entry (number ${index + 1})`);
     if (names.has(entry.name)) throw bad(`names "${entry.name}" twice`);

@@ -10,9 +10,9 @@ import {
   internalError,
   isDomainError,
   newDiagnosticId,
+  resultText,
   type Scrubber,
   type SuccessResult,
-  successText,
 } from '@slivingdoc/envelope';
 import { type CallLogger, loggedError } from './call-log';
 import { type DecodedArguments, decodeArguments } from './decode';
@@ -60,6 +60,7 @@ const HANDLERS: Readonly<Record<ToolName, ToolHandler>> = {
       message: args.message ?? '',
       path: args.path,
       signal,
+      viaTools: true,
       ...(actor !== undefined ? { actor } : {}),
     }),
 };
@@ -70,7 +71,7 @@ function isToolName(name: string): name is ToolName {
 
 function successResult(result: SuccessResult, service: NotebookService): CallToolResult {
   return {
-    content: [{ type: 'text', text: successText(result.path, service.sets) }],
+    content: [{ type: 'text', text: resultText(result, service.sets) }],
     structuredContent: result as unknown as Record<string, unknown>,
   };
 }

@@ -19,7 +19,13 @@ import {
   statelessClientInfo,
   statelessResult,
 } from './stateless';
-import { INPUT_SCHEMAS, serverInstructions, TOOL_NAMES, toolDescription } from './tools';
+import {
+  INPUT_SCHEMAS,
+  serverInstructions,
+  TOOL_NAMES,
+  toolDescription,
+  withReviewSentence,
+} from './tools';
 
 /** What the adapter needs to build a server. */
 export interface McpServerOptions {
@@ -90,6 +96,8 @@ export class NotebookMcpServer {
   readonly #options: McpServerOptions;
   readonly #tools: readonly Record<string, unknown>[];
   readonly #instructions: string;
+  readonly #reviewTools: readonly Record<string, unknown>[];
+  readonly #reviewInstructions: string;
   #transport: Transport | undefined;
   #client: ClientInfo | undefined;
   #statelessSeen = false;
@@ -106,6 +114,22 @@ export class NotebookMcpServer {
       description: toolDescription(name, service.sets, refused),
       inputSchema: INPUT_SCHEMAS[name],
     }));
+    this.#reviewInstructions = withReviewSentence(this.#instructions, true);
+    this.#reviewTools = this.#tools.map((tool) =>
+      tool.name === 'notes_commit'
+        ? { ...tool, description: withReviewSentence(tool.description as string, true) }
+        : tool,
+    );
+  }
+
+  /**
+   * Whether review applies now: read from the store on each initialize and tools/list, so a
+   * change takes effect without a restart. A setting that cannot be read shows no sentence;
+   * the commit itself then fails closed with its error.
+   */
+  async #reviewApplies(signal: AbortSignal, clientName?: string): Promise<boolean> {
+    const actor = this.#options.actor ?? actorFromClientName(clientName ?? this.#client?.name);
+    return this.#options.service.reviewApplies({ actor, signal }).catch(() => false);
   }
 
   /** Takes over `transport`'s callbacks and starts it. */
@@ -192,14 +216,25 @@ export class NotebookMcpServer {
   async #handle(request: Request, signal: AbortSignal): Promise<Record<string, unknown>> {
     const params = request.params as Params;
     switch (request.method) {
-      case 'initialize':
-        return this.#initialize(params);
-      case 'server/discover':
-        return discoverResult({ version: this.#options.version, instructions: this.#instructions });
+      case 'initialize': {
+        const name = (params?.clientInfo as Params)?.name;
+        const review = await this.#reviewApplies(
+          signal,
+          typeof name === 'string' ? name : undefined,
+        );
+        return this.#initialize(params, review);
+      }
+      case 'server/discover': {
+        const review = await this.#reviewApplies(signal);
+        return discoverResult({
+          version: this.#options.version,
+          instructions: review ? this.#reviewInstructions : this.#instructions,
+        });
+      }
       case 'ping':
         return {};
       case 'tools/list':
-        return { tools: this.#tools };
+        return { tools: (await this.#reviewApplies(signal)) ? this.#reviewTools : this.#tools };
       case 'tools/call':
         return this.#call(request.id, params, signal);
       default:
@@ -207,7 +242,7 @@ export class NotebookMcpServer {
     }
   }
 
-  #initialize(params: Params): Record<string, unknown> {
+  #initialize(params: Params, review: boolean): Record<string, unknown> {
     const clientInfo = params?.clientInfo as Params;
     const capabilities = params?.capabilities;
     if (
@@ -226,7 +261,7 @@ export class NotebookMcpServer {
       protocolVersion: negotiateProtocolVersion(params.protocolVersion),
       capabilities: { tools: {} },
       serverInfo: { name: 'slivingdoc', version: this.#options.version },
-      instructions: this.#instructions,
+      instructions: review ? this.#reviewInstructions : this.#instructions,
     };
   }
 

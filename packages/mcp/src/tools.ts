@@ -36,6 +36,18 @@ export const INPUT_SCHEMAS = {
 } as const;
 
 /**
+ * Appended (after one space) to notes_commit's description and to the instructions while the
+ * notebook's review setting may queue this participant's commits (docs/review.md).
+ */
+export const REVIEW_SENTENCE =
+  'Review applies: notes_commit may store your change as a proposal for a person to approve or reject, answer status "pending" with a proposalId, and publish nothing; keep working, and your next notes_pull or notes_commit reports the outcome.';
+
+/** `text` with the review sentence appended while review applies. */
+export function withReviewSentence(text: string, review: boolean): string {
+  return review ? `${text} ${REVIEW_SENTENCE}` : text;
+}
+
+/**
  * The server instructions: the fixed sentences, then the path-set sentences, then the sentence
  * saying commits are refused when they are (contract §2).
  */

@@ -106,8 +106,14 @@ describe('the strict decoder (contract §2), through the SDK client', () => {
     const { result, service } = await refusal(tool, args);
     expect(result.isError).toBeUndefined();
     const [request] = tool === 'notes_pull' ? service.pulls : service.commits;
-    const { signal, actor, ...rest } = request as { signal?: AbortSignal; actor?: string };
+    const { signal, actor, viaTools, ...rest } = request as {
+      signal?: AbortSignal;
+      actor?: string;
+      viaTools?: boolean;
+    };
     expect(signal).toBeInstanceOf(AbortSignal);
+    // A tool commit is an agent's: the review setting applies to it, never to a pull.
+    expect(viaTools).toBe(tool === 'notes_pull' ? undefined : true);
     // A commit carries the client's name (its clientInfo.name) as its actor.
     expect(actor).toBe(tool === 'notes_pull' ? undefined : 'test');
     expect(JSON.parse(JSON.stringify(rest))).toEqual(expected);

@@ -57,6 +57,17 @@ export class FakeNotebookService implements NotebookService {
     return Promise.reject(new Error('revert is not on the MCP surface'));
   }
 
+  approve(): Promise<never> {
+    return Promise.reject(new Error('approve is not on the MCP surface'));
+  }
+
+  /** Review never applies here unless a test says so. */
+  reviewQueues = false;
+
+  async reviewApplies(): Promise<boolean> {
+    return this.reviewQueues;
+  }
+
   acceptedGeneration(): Promise<never> {
     return Promise.reject(new Error('acceptedGeneration is not on the MCP surface'));
   }

@@ -24,12 +24,17 @@ export {
   isConditionalKey,
   isDeletableKey,
   isPackKey,
+  isProposalId,
   type KeyKind,
   keyKind,
+  type ListNamespace,
   PACKS_NAMESPACE,
+  PROPOSALS_NAMESPACE,
   parsePackKey,
   prefixProblem,
   probeKey,
+  proposalKey,
+  REVIEW_KEY,
 } from './keys';
 export {
   appendIncrement,

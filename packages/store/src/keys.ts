@@ -4,11 +4,27 @@ export const CURRENT_KEY = 'current';
 /** The only namespace `list` may enumerate (contract §7: reading state never lists). */
 export const PACKS_NAMESPACE = 'packs/';
 
+/**
+ * The notebook's review setting (docs/review.md): a conditional key beside `current`, outside
+ * the notebook's state, which a reader of contract §7 alone never reads.
+ */
+export const REVIEW_KEY = 'review';
+
+/** The namespace of the proposals (docs/review.md); listed only by review commands. */
+export const PROPOSALS_NAMESPACE = 'proposals/';
+
+/** The namespaces `list` accepts. */
+export type ListNamespace = typeof PACKS_NAMESPACE | typeof PROPOSALS_NAMESPACE;
+
 const U64_TEXT = '(0|[1-9][0-9]{0,19})';
 const UUID_TEXT = '[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}';
 const CHECKPOINT_KEY = new RegExp(`^packs/checkpoints/${U64_TEXT}-(${UUID_TEXT})\\.pack$`);
 const INCREMENT_KEY = new RegExp(`^packs/increments/${U64_TEXT}-(${UUID_TEXT})\\.pack$`);
 const PROBE_KEY = new RegExp(`^probe/${UUID_TEXT}$`);
+/** A proposal id: the directory's 16-hex participant prefix and its sequence number. */
+const PROPOSAL_ID_TEXT = '[0-9a-f]{16}-[1-9][0-9]{0,8}';
+const PROPOSAL_ID = new RegExp(`^${PROPOSAL_ID_TEXT}$`);
+const PROPOSAL_KEY = new RegExp(`^proposals/${PROPOSAL_ID_TEXT}$`);
 const U64_MAX = (1n << 64n) - 1n;
 
 /** Key of a closed full-state pack: `packs/checkpoints/<throughGeneration>-<id>.pack`. */
@@ -26,13 +42,25 @@ export function probeKey(id: string): string {
   return `probe/${id}`;
 }
 
+/** Key of one proposal record: `proposals/<id>`. */
+export function proposalKey(id: string): string {
+  return `proposals/${id}`;
+}
+
+/** True for a proposal id of the grammar (`<16 hex>-<sequence>`). */
+export function isProposalId(id: string): boolean {
+  return PROPOSAL_ID.test(id);
+}
+
 /** What a relative key names, or `undefined` when it is outside the grammar. */
-export type KeyKind = 'current' | 'checkpoint' | 'increment' | 'probe';
+export type KeyKind = 'current' | 'checkpoint' | 'increment' | 'probe' | 'review' | 'proposal';
 
 /** Classifies a relative key by the contract §7 grammar (numbers must fit in 64 bits). */
 export function keyKind(key: string): KeyKind | undefined {
   if (key === CURRENT_KEY) return 'current';
+  if (key === REVIEW_KEY) return 'review';
   if (PROBE_KEY.test(key)) return 'probe';
+  if (PROPOSAL_KEY.test(key)) return 'proposal';
   const pack = CHECKPOINT_KEY.exec(key) ?? INCREMENT_KEY.exec(key);
   if (!pack || BigInt(pack[1]!) > U64_MAX) return undefined;
   return key.startsWith('packs/checkpoints/') ? 'checkpoint' : 'increment';
@@ -44,16 +72,28 @@ export function isPackKey(key: string): boolean {
   return kind === 'checkpoint' || kind === 'increment';
 }
 
-/** True for a key that stores may write conditionally (`current` or a probe key). */
+/** True for a key that stores may write conditionally (`current`, `review`, a probe or a proposal). */
 export function isConditionalKey(key: string): boolean {
   const kind = keyKind(key);
-  return kind === 'current' || kind === 'probe';
+  return kind === 'current' || kind === 'probe' || kind === 'review' || kind === 'proposal';
 }
 
-/** True for a key `deleteMany` may remove: pack and probe keys, never `current`. */
+/** True for a key `deleteMany` may remove: pack, probe and proposal keys, never `current` or `review`. */
 export function isDeletableKey(key: string): boolean {
   const kind = keyKind(key);
-  return kind !== undefined && kind !== 'current';
+  return kind !== undefined && kind !== 'current' && kind !== 'review';
+}
+
+/** True for a key `list(namespace)` reports. */
+export function isListedKey(namespace: ListNamespace, key: string): boolean {
+  return namespace === PACKS_NAMESPACE ? isPackKey(key) : keyKind(key) === 'proposal';
+}
+
+/** Throws a `TypeError` unless `namespace` is one `list` accepts. */
+export function assertListNamespace(namespace: string): asserts namespace is ListNamespace {
+  if (namespace !== PACKS_NAMESPACE && namespace !== PROPOSALS_NAMESPACE) {
+    throw new TypeError('list: only the pack or proposal namespace');
+  }
 }
 
 /** Parses a pack key into its number and UUID, or `undefined` when it is not one. */

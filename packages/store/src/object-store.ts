@@ -43,9 +43,12 @@ export interface ObjectStore {
   putImmutable(key: string, body: Uint8Array, metadata: Record<string, string>): Promise<void>;
   /** A pack's bytes as a stream, or `undefined` when absent. */
   getStream(key: string): Promise<AsyncIterable<Uint8Array> | undefined>;
-  /** Every object under the pack namespaces, all continuations followed. */
-  list(namespace: 'packs/'): Promise<ListedObject[]>;
-  /** Deletes pack and probe keys (never `current`), in batches of at most 1,000. */
+  /**
+   * Every object under the pack namespaces (`packs/`) or every proposal (`proposals/`), all
+   * continuations followed.
+   */
+  list(namespace: 'packs/' | 'proposals/'): Promise<ListedObject[]>;
+  /** Deletes pack, probe and proposal keys (never `current` or `review`), in batches of at most 1,000. */
   deleteMany(keys: string[]): Promise<void>;
   /** Present when the store can phrase conditions in more than one way (the probe picks). */
   readonly conditionForms?: ConditionForms;

@@ -7,6 +7,7 @@ import { appendFile, mkdir, mkdtemp, readdir, readFile, writeFile } from 'node:f
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { FAILPOINTS_ENV, type FailpointName } from '@slivingdoc/engine';
+import type { SuccessResult } from '@slivingdoc/envelope';
 import { CURRENT_KEY, createEmbeddedStore, decodeManifest } from '@slivingdoc/store';
 import { type CliRun, runCli } from '../cli';
 import { withService } from '../store-spec';
@@ -25,13 +26,15 @@ export interface CrashCaseReport {
   problems: string[];
 }
 
-interface Env {
+/** One case's private world: its store, private root and workspace root. */
+export interface Env {
   root: string;
   storeDir: string;
   env: Record<string, string>;
 }
 
-async function newEnvironment(): Promise<Env> {
+/** A fresh world for one case, configured so that checkpoints, cleanup and consolidation run on every call. */
+export async function newEnvironment(): Promise<Env> {
   const root = await mkdtemp(join(tmpdir(), 'slivingdoc-crash-'));
   const storeDir = join(root, 'store');
   const env = {
@@ -52,7 +55,12 @@ async function newEnvironment(): Promise<Env> {
   return { root, storeDir, env };
 }
 
-async function cli(e: Env, args: string[], extra: Record<string, string> = {}): Promise<CliRun> {
+/** A real `slivingdoc` process in the case's world. */
+export async function cli(
+  e: Env,
+  args: string[],
+  extra: Record<string, string> = {},
+): Promise<CliRun> {
   return runCli(args, { ...e.env, ...extra });
 }
 
@@ -60,7 +68,11 @@ async function cli(e: Env, args: string[], extra: Record<string, string> = {}): 
  * Setup and witness calls run in this process through the engine library, on the same
  * store and private root as the CLI (cheap); only the calls under test are real processes.
  */
-function inProcess(e: Env, dir: string, op: { commit?: string }): Promise<void> {
+export function inProcess(
+  e: Env,
+  dir: string,
+  op: { commit?: string; viaTools?: boolean },
+): Promise<SuccessResult | undefined> {
   return withService(
     {
       spec: { kind: 'embedded', dir: e.storeDir, prefix: 'slivingdoc' },
@@ -73,7 +85,7 @@ function inProcess(e: Env, dir: string, op: { commit?: string }): Promise<void> 
 }
 
 /** The report's first line, or (for a run that printed none) its exit and stderr's last line. */
-function firstLine(run: CliRun): string {
+export function firstLine(run: CliRun): string {
   const line = (run.stdout.split('\n')[0] ?? '').trim();
   if (line !== '') return line;
   const lastErr = run.stderr.trim().split('\n').at(-1) ?? '';
@@ -91,7 +103,8 @@ async function filesOf(dir: string): Promise<Map<string, string>> {
   return files;
 }
 
-async function findStateFiles(dir: string): Promise<string[]> {
+/** Every state record under a private root. */
+export async function findStateFiles(dir: string): Promise<string[]> {
   const entries = await readdir(dir, { recursive: true, withFileTypes: true }).catch(() => []);
   return entries
     .filter((e) => e.isFile() && e.name === 'state.json')

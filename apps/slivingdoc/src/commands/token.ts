@@ -18,6 +18,8 @@ export function runToken(command: TokenCommandLine, configuredFile: string | und
           readOnly: command.readOnly,
           ...(command.writable === undefined ? {} : { writable: command.writable }),
           ...(command.readOnlyPaths === undefined ? {} : { readOnlyPaths: command.readOnlyPaths }),
+          ...(command.review === undefined ? {} : { review: command.review }),
+          ...(command.reviewer ? { reviewer: true } : {}),
         });
         process.stdout.write(`${token}\n`);
         process.stderr.write(
@@ -44,7 +46,8 @@ export function runToken(command: TokenCommandLine, configuredFile: string | und
 
 /** One line per token: name, rights and creation time (never the token or its hash). */
 function describe(token: ReturnType<typeof listTokens>[number]): string {
-  const rights = [token.readOnly ? 'read-only' : 'read-write'];
+  const rights = [token.reviewer ? 'reviewer' : token.readOnly ? 'read-only' : 'read-write'];
+  if (token.review !== undefined) rights.push(`review=${token.review}`);
   if (token.writable !== undefined) rights.push(`writable=${token.writable.join(':')}`);
   if (token.readOnlyPaths !== undefined)
     rights.push(`read-only-paths=${token.readOnlyPaths.join(':')}`);

@@ -50,6 +50,38 @@ export function buildInvocation(
       tokenFile: tokenFile(env, context),
     };
   }
+  if (commandLine.kind === 'review') {
+    const ruleActor = flags.actor;
+    if (ruleActor !== undefined && !isValidActor(ruleActor)) {
+      throw configuration(
+        '--actor: not a valid actor (1–64 bytes of UTF-8, no control characters, < or >)',
+      );
+    }
+    return {
+      kind: 'review',
+      config: buildConfig(flags, env, context, undefined),
+      action: commandLine.action,
+      mode: commandLine.action === 'set' ? commandLine.mode : undefined,
+      ruleActor,
+      paths: (flags.paths ?? []).flatMap((raw) => splitList('--paths', raw)),
+      json: flags.json ?? false,
+    };
+  }
+  if (commandLine.kind === 'proposals') {
+    const reason = flags.reason;
+    if (reason !== undefined && !isReason(reason)) {
+      throw configuration('--reason: at most 4,096 bytes of UTF-8 without control characters');
+    }
+    return {
+      kind: 'proposals',
+      // The current directory stands in for a path so the CLI's actor (the decider) resolves.
+      config: buildConfig(flags, env, context, context.cwd),
+      action: commandLine.action,
+      id: commandLine.action === 'list' ? undefined : commandLine.id,
+      reason,
+      json: flags.json ?? false,
+    };
+  }
   const path = resolveUserPath('path', commandLine.path, context.cwd, context.home);
   const config = buildConfig(flags, env, context, path);
   const quiet = flags.quiet ?? false;
@@ -95,7 +127,25 @@ export function buildInvocation(
         message: flags.message,
         quiet,
       };
+    case 'approve':
+      return {
+        kind: 'approve',
+        path,
+        config,
+        id: commandLine.id,
+        revision:
+          flags.revision === undefined
+            ? undefined
+            : parseInteger('--revision', flags.revision, 1, Number.MAX_SAFE_INTEGER),
+        json: flags.json ?? false,
+        quiet,
+      };
   }
+}
+
+/** A rejection's reason: text a person wrote, shown to the agent (no control characters). */
+function isReason(reason: string): boolean {
+  return Buffer.byteLength(reason, 'utf8') <= 4096 && !/\p{Cc}/u.test(reason);
 }
 
 /**

@@ -23,13 +23,20 @@ const COMMANDS = {
 } as const;
 
 /** A command's canonical name. */
-export type CommandName = (typeof COMMANDS)[keyof typeof COMMANDS] | 'token';
+export type CommandName =
+  | (typeof COMMANDS)[keyof typeof COMMANDS]
+  | 'token'
+  | 'review'
+  | 'proposals';
 
 /** Options that only some commands take (all others apply to every path command and serve). */
 const ONLY: Partial<Record<FlagName, readonly CommandName[]>> = {
   message: ['commit', 'revert'],
-  quiet: ['pull', 'commit', 'revert'],
-  json: ['status', 'log', 'blame'],
+  quiet: ['pull', 'commit', 'revert', 'proposals'],
+  json: ['status', 'log', 'blame', 'review', 'proposals'],
+  paths: ['review'],
+  reason: ['proposals'],
+  revision: ['proposals'],
   'max-count': ['log'],
   stat: ['log'],
   full: ['log'],
@@ -70,6 +77,9 @@ export const OPTIONS = {
   'max-sessions': { type: 'string' },
   'session-idle-timeout': { type: 'string' },
   'token-calls': { type: 'string' },
+  paths: { type: 'string', multiple: true },
+  reason: { type: 'string' },
+  revision: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const satisfies ParseArgsConfig['options'];
 
@@ -101,12 +111,27 @@ export type CommandLine =
   | { kind: 'pull' | 'status' | 'log' | 'revert'; flags: Flags; path: string }
   | { kind: 'commit'; flags: Flags; path: string; message: string }
   | { kind: 'blame'; flags: Flags; path: string; file: string }
+  | ReviewCommandLine
+  | ProposalsCommandLine
   | TokenCommandLine;
+
+/** `slivingdoc review set queue|direct | show` (docs/review.md). */
+export type ReviewCommandLine =
+  | { kind: 'review'; action: 'set'; mode: 'queue' | 'direct'; flags: Flags }
+  | { kind: 'review'; action: 'show'; flags: Flags };
+
+/** `slivingdoc proposals list | show ID | reject ID | approve ID [PATH]` (docs/review.md). */
+export type ProposalsCommandLine =
+  | { kind: 'proposals'; action: 'list'; flags: Flags }
+  | { kind: 'proposals'; action: 'show' | 'reject'; id: string; flags: Flags }
+  | { kind: 'approve'; id: string; path: string; flags: Flags };
 
 const TOKEN_OPTIONS = {
   'read-only': { type: 'boolean' },
   writable: { type: 'string', multiple: true },
   'read-only-paths': { type: 'string', multiple: true },
+  review: { type: 'string' },
+  reviewer: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 } as const satisfies ParseArgsConfig['options'];
 
@@ -118,9 +143,11 @@ const TOKEN_OPTIONS = {
 export function parseCommandLine(argv: readonly string[]): CommandLine {
   const [first, ...rest] = argv;
   if (first === '-h' || first === '--help') return { kind: 'help' };
-  const known = 'serve, view, pull, commit, status, log, blame, revert, token or version';
+  const known =
+    'serve, view, pull, commit, status, log, blame, revert, review, proposals, token or version';
   if (first === undefined) throw usage(`no command given (${known})`);
   if (first === 'token') return parseTokenCommand(rest);
+  if (first === 'review' || first === 'proposals') return parseReviewCommand(first, rest);
   const command = Object.hasOwn(COMMANDS, first)
     ? COMMANDS[first as keyof typeof COMMANDS]
     : undefined;
@@ -136,11 +163,7 @@ export function parseCommandLine(argv: readonly string[]): CommandLine {
       throw configuration(`${token.rawName}: empty value`);
     }
   }
-  for (const [flag, commands] of Object.entries(ONLY)) {
-    if (flags[flag as FlagName] !== undefined && !commands.includes(command)) {
-      throw usage(`--${flag} applies only to ${commands.join(' and ')}`);
-    }
-  }
+  checkOnly(flags, command);
   if (command === 'serve' || command === 'view') {
     if (positionals.length > 0) throw usage(`${command} takes no path`);
     return command === 'serve' ? { kind: 'serve', flags } : { kind: 'view', flags };
@@ -167,6 +190,54 @@ export function parseCommandLine(argv: readonly string[]): CommandLine {
   return { kind: command, flags, path };
 }
 
+/** Refuses a flag the command does not take. */
+function checkOnly(flags: Flags, command: CommandName): void {
+  for (const [flag, commands] of Object.entries(ONLY)) {
+    if (flags[flag as FlagName] !== undefined && !commands.includes(command)) {
+      throw usage(`--${flag} applies only to ${commands.join(' and ')}`);
+    }
+  }
+}
+
+function parseReviewCommand(
+  command: 'review' | 'proposals',
+  args: string[],
+): ReviewCommandLine | ProposalsCommandLine | { kind: 'help'; command: CommandName } {
+  const { values: flags, positionals, tokens } = parseFlags(args);
+  if (flags.help) return { kind: 'help', command };
+  for (const token of tokens) {
+    if (token.kind === 'option' && token.value === '' && token.name !== 'prefix') {
+      throw configuration(`${token.rawName}: empty value`);
+    }
+  }
+  checkOnly(flags, command);
+  const [action, ...rest] = positionals;
+  if (command === 'review') {
+    if (action === 'show' && rest.length === 0) {
+      if (flags.paths !== undefined) throw usage('review show takes no --paths');
+      return { kind: 'review', action, flags };
+    }
+    if (action === 'set' && rest.length === 1 && (rest[0] === 'queue' || rest[0] === 'direct')) {
+      if (flags.json !== undefined) throw usage('--json applies only to review show');
+      return { kind: 'review', action, mode: rest[0], flags };
+    }
+    throw usage('review needs set queue|direct [--actor NAME] [--paths P…] or show [--json]');
+  }
+  if (flags.reason !== undefined && action !== 'reject')
+    throw usage('--reason applies only to reject');
+  if (flags.revision !== undefined && action !== 'approve')
+    throw usage('--revision applies only to approve');
+  if (action === 'list' && rest.length === 0) return { kind: 'proposals', action, flags };
+  if ((action === 'show' || action === 'reject') && rest.length === 1 && rest[0] !== '')
+    return { kind: 'proposals', action, id: rest[0]!, flags };
+  if (action === 'approve' && (rest.length === 1 || rest.length === 2) && rest[0] !== '') {
+    const path = rest[1] ?? '.';
+    if (path === '') throw usage('proposals approve: the path is empty');
+    return { kind: 'approve', id: rest[0]!, path, flags };
+  }
+  throw usage('proposals needs list, show ID, approve ID [PATH] or reject ID');
+}
+
 function parseTokenCommand(args: string[]): TokenCommandLine | { kind: 'help'; command: 'token' } {
   let parsed: { values: { [K in keyof typeof TOKEN_OPTIONS]?: unknown }; positionals: string[] };
   try {
@@ -179,6 +250,8 @@ function parseTokenCommand(args: string[]): TokenCommandLine | { kind: 'help'; c
       'read-only'?: boolean;
       writable?: string[];
       'read-only-paths'?: string[];
+      review?: string;
+      reviewer?: boolean;
       help?: boolean;
     };
     positionals: string[];
@@ -188,7 +261,9 @@ function parseTokenCommand(args: string[]): TokenCommandLine | { kind: 'help'; c
   const onlyAdd =
     values['read-only'] !== undefined ||
     values.writable !== undefined ||
-    values['read-only-paths'] !== undefined;
+    values['read-only-paths'] !== undefined ||
+    values.review !== undefined ||
+    values.reviewer !== undefined;
   if (action === 'list') {
     if (names.length > 0 || onlyAdd) throw usage('token list takes no arguments');
     return { kind: 'token', action };
@@ -208,7 +283,15 @@ function parseTokenCommand(args: string[]): TokenCommandLine | { kind: 'help'; c
     readOnly: values['read-only'] ?? false,
     writable: values.writable,
     readOnlyPaths: values['read-only-paths'],
+    review: reviewOption(values.review),
+    reviewer: values.reviewer ?? false,
   };
+}
+
+/** `token add --review queue`: a token may be made stricter than the notebook, never looser. */
+function reviewOption(value: string | undefined): 'queue' | undefined {
+  if (value === undefined || value === 'queue') return value;
+  throw usage('token add --review takes only queue (a token can be stricter, never looser)');
 }
 
 function parseFlags(args: string[]): ParsedFlags {

@@ -11,6 +11,10 @@ export type TokenCommandLine =
       readOnly: boolean;
       writable: string[] | undefined;
       readOnlyPaths: string[] | undefined;
+      /** `--review queue`: the token's tool commits are always queued (docs/review.md). */
+      review: 'queue' | undefined;
+      /** `--reviewer`: a person's token for the view's Approve and Reject, refused at /mcp. */
+      reviewer: boolean;
     }
   | { kind: 'token'; action: 'list' }
   | { kind: 'token'; action: 'remove'; name: string };
@@ -110,6 +114,37 @@ export type Invocation =
       config: AppConfig;
       generation: number;
       message: string | undefined;
+      quiet: boolean;
+    }
+  | {
+      kind: 'review';
+      config: AppConfig;
+      action: 'set' | 'show';
+      /** `set`: the mode. */
+      mode: 'queue' | 'direct' | undefined;
+      /** `set --actor NAME`: the rule's actor (never the environment's actor). */
+      ruleActor: string | undefined;
+      /** `set --paths`: the rule's path entries. */
+      paths: string[];
+      json: boolean;
+    }
+  | {
+      kind: 'proposals';
+      config: AppConfig;
+      action: 'list' | 'show' | 'reject';
+      /** `show` and `reject`: the proposal's id. */
+      id: string | undefined;
+      reason: string | undefined;
+      json: boolean;
+    }
+  | {
+      kind: 'approve';
+      /** The reviewer's clean, pulled notebook directory the approval publishes through. */
+      path: string;
+      config: AppConfig;
+      id: string;
+      revision: number | undefined;
+      json: boolean;
       quiet: boolean;
     };
 

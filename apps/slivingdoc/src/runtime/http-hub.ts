@@ -145,6 +145,9 @@ export class SessionHub {
     const presented = bearerToken(req);
     const grant = tokens.verify(presented);
     if (grant === undefined) return this.#refuse(req, res, unauthorized(presented));
+    // A person's reviewer token never doubles as an agent's credential (docs/review.md).
+    if (grant.reviewer === true)
+      return this.#refuse(req, res, { status: 403, reason: 'a reviewer token cannot use /mcp' });
     if (this.#closing)
       return this.#refuse(req, res, {
         status: 503,
@@ -328,6 +331,11 @@ export class SessionHub {
       ...(grant.writable === undefined ? {} : { writable: [...grant.writable] }),
       ...(grant.readOnlyPaths === undefined ? {} : { readOnly: [...grant.readOnlyPaths] }),
       commitRefused: grant.readOnly,
+      // The token authenticates its actor, so the review setting's actor rules bind it.
+      review: {
+        authenticated: true,
+        ...(grant.review === undefined ? {} : { floor: grant.review }),
+      },
     });
     this.#served.add(grant.name);
     return createMcpServer({

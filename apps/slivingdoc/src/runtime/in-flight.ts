@@ -31,6 +31,8 @@ export function trackInFlight(inner: NotebookService): TrackedService {
     status: (request) => track(inner.status(request)),
     log: (request) => track(inner.log(request)),
     revert: (request) => track(inner.revert(request)),
+    approve: (request) => track(inner.approve(request)),
+    reviewApplies: (request) => track(inner.reviewApplies(request)),
     acceptedGeneration: (signal) => track(inner.acceptedGeneration(signal)),
     history: (request) => track(inner.history(request)),
     publication: (request) => track(inner.publication(request)),

@@ -605,11 +605,73 @@ describe('serve --listen and token', () => {
         readOnly: true,
         writable: ['a', 'b'],
         readOnlyPaths: ['a/x'],
+        reviewer: false,
       },
       tokenFile: undefined,
     });
+    expect(await parse(['token', 'add', 'ann', '--reviewer'])).toMatchObject({
+      command: { reviewer: true },
+    });
+    expect(await parse(['token', 'add', 'intern', '--review', 'queue'])).toMatchObject({
+      command: { review: 'queue' },
+    });
+    expect(await parse(['token', 'add', 'intern', '--review', 'direct'])).toMatchObject({
+      kind: 'refusal',
+      what: 'usage',
+    });
     expect(await parse(['token', 'remove', 'scribe'])).toMatchObject({
       command: { action: 'remove', name: 'scribe' },
+    });
+  });
+});
+
+describe('review and proposals', () => {
+  it('review set takes a mode, --actor as the rule actor and --paths as a list', async () => {
+    expect(
+      await parse(['review', 'set', 'queue', '--actor', 'bot', '--paths', 'decisions:notes']),
+    ).toMatchObject({
+      kind: 'review',
+      action: 'set',
+      mode: 'queue',
+      ruleActor: 'bot',
+      paths: ['decisions', 'notes'],
+    });
+    expect(await parse(['review', 'show', '--json'])).toMatchObject({ action: 'show', json: true });
+    for (const bad of [
+      ['review', 'set', 'audit'],
+      ['review', 'set'],
+      ['review', 'show', '--paths', 'x'],
+      ['review', 'set', 'queue', '--reason', 'x'],
+    ])
+      expect(await parse(bad)).toMatchObject({ kind: 'refusal', what: 'usage' });
+  });
+
+  it('proposals: list, show ID, reject ID --reason, approve ID [PATH] --revision N', async () => {
+    expect(await parse(['proposals', 'list', '--json'])).toMatchObject({
+      kind: 'proposals',
+      action: 'list',
+      json: true,
+    });
+    expect(await parse(['proposals', 'reject', 'abc', '--reason', 'no'])).toMatchObject({
+      action: 'reject',
+      id: 'abc',
+      reason: 'no',
+    });
+    expect(await parse(['proposals', 'approve', 'abc', '--revision', '3'])).toMatchObject({
+      kind: 'approve',
+      id: 'abc',
+      revision: 3,
+    });
+    for (const bad of [
+      ['proposals', 'approve'],
+      ['proposals', 'show'],
+      ['proposals', 'list', 'x'],
+      ['proposals', 'show', 'abc', '--revision', '2'],
+      ['proposals', 'approve', 'abc', '--reason', 'x'],
+    ])
+      expect(await parse(bad)).toMatchObject({ kind: 'refusal', what: 'usage' });
+    expect(await parse(['proposals', 'approve', 'abc', '--revision', '0'])).toMatchObject({
+      kind: 'refusal',
     });
   });
 });

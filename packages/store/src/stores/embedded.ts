@@ -5,12 +5,13 @@ import { dirname, join, resolve } from 'node:path';
 import { StoreError } from '../errors';
 import {
   assertKey,
+  assertListNamespace,
   assertPrefix,
   isConditionalKey,
   isDeletableKey,
   isPackKey,
   keyKind,
-  PACKS_NAMESPACE,
+  PROPOSALS_NAMESPACE,
 } from '../keys';
 import type { ListedObject, ObjectStore } from '../object-store';
 
@@ -235,6 +236,25 @@ export async function createEmbeddedStore(opts: {
     throw new StoreError('other', 'deleteMany kept racing with writers', { code: 'ERACE' });
   }
 
+  /** Each proposal is a conditional key: a directory of versions; its size is the latest's. */
+  async function listProposals(): Promise<ListedObject[]> {
+    let names: string[];
+    try {
+      names = await readdir(join(root, 'proposals'));
+    } catch (err) {
+      if (errnoOf(err) === 'ENOENT') return [];
+      throw err;
+    }
+    const listed: ListedObject[] = [];
+    for (const name of names.sort()) {
+      const key = `${PROPOSALS_NAMESPACE}${name}`;
+      if (keyKind(key) !== 'proposal') continue;
+      const latest = await readLatest(key);
+      if (latest) listed.push({ key, size: latest.body.byteLength });
+    }
+    return listed;
+  }
+
   return {
     identity: `embedded ${base} ${opts.prefix}`,
     get(key) {
@@ -291,7 +311,8 @@ export async function createEmbeddedStore(opts: {
       return guard('getStream', () => openPack(key));
     },
     list(namespace) {
-      if (namespace !== PACKS_NAMESPACE) throw new TypeError('list: only the pack namespace');
+      assertListNamespace(namespace);
+      if (namespace === PROPOSALS_NAMESPACE) return guard('list', listProposals);
       return guard('list', async () => {
         const listed: ListedObject[] = [];
         for (const kind of ['checkpoints', 'increments']) {
@@ -317,7 +338,7 @@ export async function createEmbeddedStore(opts: {
       return guard('deleteMany', async () => {
         const touched = new Set<string>();
         for (const key of keys) {
-          if (keyKind(key) === 'probe') {
+          if (keyKind(key) === 'probe' || keyKind(key) === 'proposal') {
             await deleteConditional(key);
             continue;
           }

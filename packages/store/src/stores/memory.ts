@@ -1,12 +1,12 @@
 import { StoreError, type StoreErrorKind } from '../errors';
 import {
   assertKey,
+  assertListNamespace,
   assertPrefix,
   fullKey,
   isConditionalKey,
   isDeletableKey,
   isPackKey,
-  PACKS_NAMESPACE,
 } from '../keys';
 import { batches, type ListedObject, type ObjectStore } from '../object-store';
 import { putProven } from './settle-upload';
@@ -203,14 +203,14 @@ export function createMemoryStore(
       return call('getStream', [key], () => readStream(key));
     },
     list(namespace) {
-      if (namespace !== PACKS_NAMESPACE) throw new TypeError('list: only the pack namespace');
+      assertListNamespace(namespace);
       return call('list', [], () => {
-        const start = at(PACKS_NAMESPACE);
+        const start = at(namespace);
         const listed: ListedObject[] = [];
         for (const [key, value] of objects) {
           if (key.startsWith(start)) {
             listed.push({
-              key: key.slice(start.length - PACKS_NAMESPACE.length),
+              key: key.slice(start.length - namespace.length),
               size: value.body.byteLength,
             });
           }

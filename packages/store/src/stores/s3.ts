@@ -2,12 +2,13 @@ import type { S3Client, S3ClientConfig } from '@aws-sdk/client-s3';
 import { StoreError } from '../errors';
 import {
   assertKey,
+  assertListNamespace,
   assertPrefix,
   fullKey,
   isConditionalKey,
   isDeletableKey,
+  isListedKey,
   isPackKey,
-  PACKS_NAMESPACE,
 } from '../keys';
 import { batches, type ConditionForms, type ListedObject, type ObjectStore } from '../object-store';
 import { loadS3Sdk, type S3Sdk } from './s3-sdk';
@@ -290,7 +291,7 @@ export function createS3Store(opts: S3StoreOptions): S3Store {
       return openStream(key);
     },
     async list(namespace) {
-      if (namespace !== PACKS_NAMESPACE) throw new TypeError('list: only the pack namespace');
+      assertListNamespace(namespace);
       const listed: ListedObject[] = [];
       const strip = at('').length;
       const { sdk, client } = await connect();
@@ -300,7 +301,7 @@ export function createS3Store(opts: S3StoreOptions): S3Store {
           client.send(
             new sdk.ListObjectsV2Command({
               Bucket: bucket,
-              Prefix: at(PACKS_NAMESPACE),
+              Prefix: at(namespace),
               ContinuationToken: token,
               MaxKeys: opts.listPageSize ?? 1000,
             }),
@@ -308,7 +309,7 @@ export function createS3Store(opts: S3StoreOptions): S3Store {
         );
         for (const item of page.Contents ?? []) {
           const key = item.Key?.slice(strip);
-          if (key && isPackKey(key)) listed.push({ key, size: item.Size ?? 0 });
+          if (key && isListedKey(namespace, key)) listed.push({ key, size: item.Size ?? 0 });
         }
         token = page.IsTruncated ? page.NextContinuationToken : undefined;
       } while (token);

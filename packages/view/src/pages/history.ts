@@ -37,12 +37,14 @@ function queryString(query: HistoryQuery, page: number): string {
 
 /** `/history`: filters, the page of publications newest first, the checkpoint boundary, paging. */
 export function historyContent(history: HistoryPage, query: HistoryQuery): SafeHtml {
-  // The oldest retained checkpoint is the boundary: nothing before its head is retained.
+  // The oldest retained checkpoint is the boundary: nothing before its head is retained. A
+  // checkpoint through generation 1 (a new notebook's first publication) compacted nothing.
   const oldest = Math.min(...history.checkpoints);
+  const compacted = oldest > 1;
   const checkpoints = new Set(history.checkpoints);
   const rows = history.publications.map((publication) => {
     const boundary =
-      publication.generation === oldest
+      publication.generation === oldest && compacted
         ? html`<tr class="boundary"><td colspan="5">Checkpoint boundary: the history before generation ${publication.generation} was compacted and is no longer retained.</td></tr>`
         : checkpoints.has(publication.generation)
           ? html`<tr class="boundary"><td colspan="5">Checkpoint through generation ${publication.generation}.</td></tr>`
