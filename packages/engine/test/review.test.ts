@@ -51,6 +51,11 @@ describe.each([
     const again = await agentCommit(agent.service);
     expect(again).toMatchObject({ proposalId: pending.proposalId, revision: 2 });
     expect((await listProposals(store)).length).toBe(1);
+    // status shows the open proposal; the edits stay unpublished in the directory.
+    expect(await agent.service.status({})).toMatchObject({
+      state: 'changed',
+      proposal: { id: pending.proposalId, revision: 2, state: 'open' },
+    });
     // A person's CLI commit is never queued.
     await put(person.dir, 'decisions/b.md', 'b\n');
     expect(await person.service.commit({ message: 'b', actor: 'ann' })).toMatchObject({
@@ -71,6 +76,7 @@ describe.each([
       state: 'approved',
       decision: { by: 'ann', generation: '3', revision: 2 },
     });
+    expect((await agent.service.status({})).proposal).toMatchObject({ state: 'approved' });
     const log = await person.service.log({ limit: 1 });
     expect(log.publications[0]).toMatchObject({ actor: 'bot' });
     expect(JSON.stringify(log.publications[0])).toContain('Approved-by: ann');
@@ -90,6 +96,7 @@ describe.each([
     expect(await get(agent.dir, 'decisions/b.md')).toBe('b\n');
     // Reported once.
     expect((await agent.service.pull({})).proposalOutcome).toBeUndefined();
+    expect((await agent.service.status({})).proposal).toBeNull();
   });
 
   it('queue → pending → reject publishes nothing, keeps the bytes, tells the agent once', async () => {
