@@ -71,7 +71,7 @@ export type {
 export type { Progress, ProgressListener } from './progress';
 export { APPROVING_HOLD_MS, type ApproveResult, rejectProposal } from './review/decide';
 export { proposalDiffs } from './review/diff';
-export { MAX_OPEN_PER_ACTOR } from './review/propose';
+export { type DirectoryProposal, MAX_OPEN_PER_ACTOR } from './review/propose';
 export type { ProposalFile, ProposalRecord, ProposalState } from './review/record';
 export {
   DEFAULT_REVIEW,
