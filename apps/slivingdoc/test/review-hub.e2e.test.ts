@@ -50,7 +50,7 @@ describe.each([
     expect(sessions.free.instructions).not.toContain('Review applies');
     const outcomes: Record<string, unknown> = {};
     for (const [name, session] of Object.entries(sessions)) {
-      expect((await session.call('notes_pull', {})).isError).toBe(false);
+      expect((await session.call('notes_pull', {})).structured).toMatchObject({ code: 'OK' });
       writeFileSync(join(session.notebookDir, `${name}.md`), `${name}\n`);
       outcomes[name] = (await session.call('notes_commit', { message: name })).structured.status;
     }

@@ -27,7 +27,7 @@ async function setUp(extra: NodeJS.ProcessEnv) {
   delete agentEnv.SLIVINGDOC_ACTOR;
   const agent = await McpServerProcess.start(['--workspace-root', ws], agentEnv, 'bot');
   running.push(agent);
-  expect((await agent.call('notes_pull', {})).isError).toBe(false);
+  expect((await agent.call('notes_pull', {})).structured).toMatchObject({ code: 'OK' });
   return { env, person, agent, ws };
 }
 
