@@ -23,7 +23,7 @@ ${hunk.lines.map(
 )}`,
   );
   return html`<section class="file" aria-labelledby="${heading}">${title}
-<div class="scroll"><table class="diff"><caption class="visually-hidden">Changes to ${file.path}: old and new line numbers, then the line</caption>
+<div class="scroll"><table class="diff"><caption class="visually-hidden">Changes to ${visible(file.path)}: old and new line numbers, then the line</caption>
 <tbody>${rows}</tbody></table></div></section>`;
 }
 
