@@ -246,4 +246,50 @@ describe('the Proposals page in Chromium', () => {
       await annContext.close();
     },
   );
+
+  it(
+    'an approval that conflicts publishes nothing and keeps the proposal open; of two reviewers, the second is told who decided',
+    SLOW,
+    async () => {
+      // The agent's next call learns the earlier rejection; then it proposes line 4.
+      expect((await agent.call('notes_pull', {})).isError).toBe(false);
+      const id = await propose({ 'plan.md': 'one\nTWO\u200b\nthree\nFOUR by the agent\n' }, 'four');
+      // A person changes the same line first.
+      ok(['pull', person]);
+      writeFileSync(join(person, 'plan.md'), 'one\nTWO\u200b\nthree\nFOUR by a person\n');
+      ok(['commit', person, '-m', 'person four']);
+      const before = latest();
+
+      const context = await browser.newContext();
+      const printed = new URL(loginUrl).searchParams.get('token');
+      const page = await login(context, `${origin}/proposals/${id}?token=${printed}`);
+      await expect(page.locator('[data-live="preview"]').textContent()).resolves.toContain(
+        'Approving now would conflict',
+      );
+      const revision = await page.locator('input[name="revision"]').first().inputValue();
+      await page.getByRole('button', { name: `Approve revision ${revision}` }).click();
+      await expect(page.locator('.alert[role="alert"]').textContent()).resolves.toMatch(
+        /nothing was published and the proposal stays open[\s\S]*plan\.md: TEXT_CONFLICT, lines \d+–\d+/,
+      );
+      expect(latest()).toEqual(before);
+      expect(JSON.parse(ok(['proposals', 'show', id, '--json']))).toMatchObject({ state: 'open' });
+
+      // A second reviewer has the page open; the first rejects; the second's approval is told.
+      const bea = addToken(env, 'bea', '--reviewer');
+      const second = await browser.newContext();
+      const beaPage = await login(second, `${origin}/proposals/${id}?token=${bea}`);
+      const beaCsrf = await beaPage.locator('input[name="csrf"]').first().inputValue();
+      await page.goto(`${origin}/proposals/${id}`);
+      await page.getByLabel('Reason (the agent reads it)').fill('conflicts with the person');
+      await page.getByRole('button', { name: `Reject revision ${revision}` }).click();
+      await page.waitForURL(`${origin}/proposals/${id}`);
+      const late = await post(beaPage, `/proposals/${id}/approve`, { csrf: beaCsrf, revision });
+      expect(late.status).toBe(409);
+      expect(late.text).toContain('PROPOSAL_DECIDED');
+      expect(late.text).toContain('was already rejected by &quot;viewer&quot;');
+      expect(latest()).toEqual(before);
+      await context.close();
+      await second.close();
+    },
+  );
 });
