@@ -1,4 +1,4 @@
-import { realpathSync, writeFileSync } from 'node:fs';
+import { mkdirSync, realpathSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { assertBuilt, runBin, sandboxEnv } from './helpers/bin';
@@ -65,6 +65,32 @@ describe.each([
     expect(log.publications[0].message).toContain('Approved-by: ann');
     const told = await sessions.bot.call('notes_pull', {});
     expect(told.structured.proposalOutcome).toMatchObject({ status: 'approved', by: 'ann' });
+
+    // Reject: nothing published, the bytes kept, the session told with the reason.
+    const internId = listed.find((p: { actor: string }) => p.actor === 'intern').id;
+    expect(runBin(['proposals', 'reject', internId, '--reason', 'not yet'], env).status).toBe(0);
+    const rejected = await sessions.intern.call('notes_pull', {});
+    expect(rejected.structured.proposalOutcome).toMatchObject({ status: 'rejected' });
+    expect(rejected.text).toContain('not yet');
+    expect(JSON.parse(runBin(['proposals', 'show', internId, '--json'], env).stdout)).toMatchObject(
+      { state: 'rejected', files: ['intern.md'] },
+    );
+
+    // --paths, set while the hub runs: the free token's commits touching decisions/ are now
+    // queued (whole), the others still publish at once.
+    expect(runBin(['review', 'set', 'queue', '--paths', 'decisions'], env).status).toBe(0);
+    writeFileSync(join(sessions.free.notebookDir, 'scratch.md'), 'scratch\n');
+    const direct = await sessions.free.call('notes_commit', { message: 'scratch' });
+    expect(direct.structured.status).toBeUndefined();
+    mkdirSync(join(sessions.free.notebookDir, 'decisions'));
+    writeFileSync(join(sessions.free.notebookDir, 'decisions', 'd.md'), 'd\n');
+    writeFileSync(join(sessions.free.notebookDir, 'scratch.md'), 'scratch 2\n');
+    const queued = await sessions.free.call('notes_commit', { message: 'decide' });
+    expect(queued.structured.status).toBe('pending');
+    const shown = JSON.parse(
+      runBin(['proposals', 'show', queued.structured.proposalId, '--json'], env).stdout,
+    );
+    expect(shown.files).toEqual(['decisions/d.md', 'scratch.md']);
   });
 });
 

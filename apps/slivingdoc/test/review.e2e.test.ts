@@ -63,6 +63,13 @@ describe.each([
     expect(pending.structured).toMatchObject({ code: 'OK', status: 'pending', revision: 1 });
     expect(pending.text).toContain('Nothing was published; a person must approve it.');
     const id = pending.structured.proposalId as string;
+    expect(json(runBin(['status', ws, '--json'], env))).toMatchObject({
+      state: 'changed',
+      proposal: { id, revision: 1, state: 'open' },
+    });
+    expect(runBin(['status', ws], env).stdout).toContain(
+      `  proposal  ${id} revision 1, waiting for a person (slivingdoc proposals show ${id})`,
+    );
     const listed = json(runBin(['proposals', 'list', '--json'], env));
     expect(listed).toMatchObject([{ id, state: 'open', actor: 'bot', files: ['decisions.md'] }]);
     const shown = runBin(['proposals', 'show', id], env);

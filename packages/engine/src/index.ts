@@ -78,7 +78,12 @@ export {
 } from './review/decide';
 export { proposalDiffs } from './review/diff';
 export { type ApprovalPreview, type HeadFiles, previewApproval } from './review/preview';
-export { MAX_OPEN_PER_ACTOR, type ReviewCaller, reviewApplies } from './review/propose';
+export {
+  type DirectoryProposal,
+  MAX_OPEN_PER_ACTOR,
+  type ReviewCaller,
+  reviewApplies,
+} from './review/propose';
 export type { ProposalFile, ProposalRecord, ProposalState } from './review/record';
 export {
   DEFAULT_REVIEW,

@@ -1,7 +1,8 @@
 /**
  * `status` (contract §12): what a notebook directory holds that is not published, how far its
- * baseline is behind the store, and whether a repair is pending. Read-only: it reads `current`
- * and nothing else from the store, never rewrites L and never records a baseline.
+ * baseline is behind the store, whether a repair is pending, and its proposal under review.
+ * Read-only: it reads `current` (and the directory's proposal when P says it has one) and
+ * nothing else from the store, never rewrites L and never records a baseline.
  */
 import type { FileIssue, FileStat } from '@slivingdoc/envelope';
 import { diffstat } from '@slivingdoc/merge';
@@ -9,6 +10,7 @@ import type { Manifest } from '@slivingdoc/store';
 import type { DirContext } from './context';
 import { retainedIncrements } from './history';
 import { scanLocal } from './local';
+import { type DirectoryProposal, directoryProposal } from './review/propose';
 import type { Entry } from './sync';
 
 /** The state of a notebook directory. */
@@ -34,6 +36,8 @@ export interface NotebookStatus {
   unsupported: FileIssue[];
   /** The size of the directory's private object database; `null` when not pulled. */
   privateState: PrivateStateSize | null;
+  /** The directory's proposal not yet reported back to it (docs/review.md); null: none. */
+  proposal: DirectoryProposal | null;
 }
 
 /** What P's object database holds (docs/engine.md, "Bounded private state"). */
@@ -60,6 +64,7 @@ export function notPulledStatus(path: string, manifest: Manifest | undefined): N
     deletions: 0,
     unsupported: [],
     privateState: null,
+    proposal: null,
   };
 }
 
@@ -102,5 +107,6 @@ export async function statusLocked(
     privateState: await ctx.db
       .size()
       .then(({ objects, packs, bytes }) => ({ objects, packs, bytes })),
+    proposal: await directoryProposal(ctx),
   };
 }

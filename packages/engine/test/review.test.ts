@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import { REVIEW_KEY, StoreError } from '@slivingdoc/store';
 import { describe, expect, it } from 'vitest';
 import {
   createEmbeddedStore,
@@ -30,6 +31,23 @@ async function personAndAgent(store: ObjectStore, personExtra = {}) {
 const agentCommit = (service: NotebookService, message = 'agent change') =>
   service.commit({ message, actor: 'bot', viaTools: true });
 
+/** `store`, except that each read of the review setting returns through `onRead`. */
+function onReviewRead(store: ObjectStore, onRead: () => Promise<void>): ObjectStore {
+  return new Proxy(store, {
+    get(target, prop) {
+      if (prop === 'get') {
+        return async (key: string) => {
+          const found = await target.get(key);
+          if (key === REVIEW_KEY) await onRead();
+          return found;
+        };
+      }
+      const value = Reflect.get(target, prop, target);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+}
+
 async function embeddedStore(): Promise<ObjectStore> {
   const { base } = await tempRoots();
   return createEmbeddedStore({ dir: join(base, 'store'), prefix: 'nb' });
@@ -51,6 +69,11 @@ describe.each([
     const again = await agentCommit(agent.service);
     expect(again).toMatchObject({ proposalId: pending.proposalId, revision: 2 });
     expect((await listProposals(store)).length).toBe(1);
+    // status shows the open proposal; the edits stay unpublished in the directory.
+    expect(await agent.service.status({})).toMatchObject({
+      state: 'changed',
+      proposal: { id: pending.proposalId, revision: 2, state: 'open' },
+    });
     // A person's CLI commit is never queued.
     await put(person.dir, 'decisions/b.md', 'b\n');
     expect(await person.service.commit({ message: 'b', actor: 'ann' })).toMatchObject({
@@ -71,6 +94,7 @@ describe.each([
       state: 'approved',
       decision: { by: 'ann', generation: '3', revision: 2 },
     });
+    expect((await agent.service.status({})).proposal).toMatchObject({ state: 'approved' });
     const log = await person.service.log({ limit: 1 });
     expect(log.publications[0]).toMatchObject({ actor: 'bot' });
     expect(JSON.stringify(log.publications[0])).toContain('Approved-by: ann');
@@ -90,6 +114,7 @@ describe.each([
     expect(await get(agent.dir, 'decisions/b.md')).toBe('b\n');
     // Reported once.
     expect((await agent.service.pull({})).proposalOutcome).toBeUndefined();
+    expect((await agent.service.status({})).proposal).toBeNull();
   });
 
   it('queue → pending → reject publishes nothing, keeps the bytes, tells the agent once', async () => {
@@ -175,6 +200,66 @@ describe('review rules', () => {
       state: 'stored',
       setting: { notebook: { mode: 'direct' } },
     });
+  });
+
+  it('the boundary: a commit that read direct before `review set queue` returned still publishes', async () => {
+    const store = memoryStore();
+    let reached!: () => void;
+    const readDone = new Promise<void>((resolve) => {
+      reached = resolve;
+    });
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let armed = false;
+    const person = await participant(store);
+    const agent = await participant(
+      onReviewRead(store, async () => {
+        if (!armed) return;
+        armed = false;
+        // The commit's read happens now (direct: nothing stored); held until the set returned.
+        reached();
+        await held;
+      }),
+    );
+    await person.service.pull({});
+    await agent.service.pull({});
+    await put(agent.dir, 'a.md', 'read direct\n');
+    armed = true;
+    const committing = agentCommit(agent.service);
+    await readDone;
+    await setReview(store, { mode: 'queue' });
+    release();
+    const landed = await committing;
+    expect(landed.status).toBeUndefined();
+    expect(landed.generation).toBe(1);
+    await put(agent.dir, 'a.md', 'read queue\n');
+    expect((await agentCommit(agent.service)).status).toBe('pending');
+    expect(await person.service.acceptedGeneration()).toBe(1);
+  });
+
+  it('a review setting that cannot be read refuses tool commits with the store error', async () => {
+    const store = memoryStore();
+    const person = await participant(store);
+    const agent = await participant(
+      onReviewRead(store, () =>
+        Promise.reject(
+          new StoreError('access-denied', 'GET review: 403', { code: 'AccessDenied' }),
+        ),
+      ),
+    );
+    await person.service.pull({});
+    await agent.service.pull({});
+    await put(agent.dir, 'a.md', 'x\n');
+    expect(await rejection(agentCommit(agent.service))).toMatchObject({
+      code: 'STORAGE_FAILURE',
+    });
+    expect(await person.service.acceptedGeneration()).toBe(0);
+    expect(await get(agent.dir, 'a.md')).toBe('x\n');
+    // A person's commit does not read the setting.
+    await put(person.dir, 'p.md', 'p\n');
+    expect((await person.service.commit({ message: 'p', actor: 'ann' })).generation).toBe(1);
   });
 
   it('an unparsable review setting refuses tool commits (fail closed), never falls back', async () => {

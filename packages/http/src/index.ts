@@ -18,6 +18,7 @@ export {
 } from './linger';
 export {
   isLoopbackHost,
+  KEEP_ALIVE_TIMEOUT_MS,
   type Listener,
   type ListenerOptions,
   PublicBindError,

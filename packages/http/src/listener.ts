@@ -3,6 +3,9 @@ import { isIP } from 'node:net';
 import { hostForUrl } from './guard';
 import { DEFAULT_LINGER_BOUNDS, type LingerBounds, Lingering, trackConnection } from './linger';
 
+/** How long an idle keep-alive connection stays open (announced as `Keep-Alive: timeout=65`). */
+export const KEEP_ALIVE_TIMEOUT_MS = 65_000;
+
 /** Where to listen. `port` 0 picks a free port (tests). */
 export interface ListenerOptions {
   readonly host: string;
@@ -64,6 +67,11 @@ export async function startListener(
     );
   }
   const server = createServer(handler);
+  // Longer than any client's own idle limit (undici's fetch, which the MCP SDK uses, closes an
+  // idle connection after 4 s; Node's server default is 5 s): otherwise a client's timer that
+  // runs late on a loaded machine reuses a connection the server has just closed, and its
+  // POST fails with "other side closed" although nothing went wrong.
+  server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
   const lingering = new Lingering(options.linger ?? DEFAULT_LINGER_BOUNDS);
   server.on('connection', (socket) => trackConnection(socket, lingering));
   // Without this listener Node answers `Expect: 100-continue` itself before the handler runs;

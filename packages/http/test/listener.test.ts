@@ -2,6 +2,7 @@ import { upload as post } from '@slivingdoc/testkit/upload';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   isLoopbackHost,
+  KEEP_ALIVE_TIMEOUT_MS,
   type Listener,
   MAX_BODY_BYTES,
   PublicBindError,
@@ -46,6 +47,13 @@ describe('startListener', () => {
     );
     expect(warnings).toHaveLength(1);
     expect(warnings[0]).toMatch(/not encrypted/);
+  });
+
+  it('keeps an idle connection open longer than a fetch client does (announced to it)', async () => {
+    listener = await startListener({ host: '127.0.0.1', port: 0 }, (_req, res) => res.end('ok'));
+    const answer = await fetch(`${listener.url}/`);
+    expect(await answer.text()).toBe('ok');
+    expect(answer.headers.get('keep-alive')).toBe(`timeout=${KEEP_ALIVE_TIMEOUT_MS / 1000}`);
   });
 
   it('tells loopback from other addresses', () => {

@@ -159,6 +159,13 @@ export class HubSoakSession implements SoakParticipant {
     await this.hub.ensure();
     const generation = this.hub.generation;
     const client = new Client({ name: 'slivingdoc-kill-soak', version: '0.0.0' });
+    // Registered before connecting: a hub killed after it sent the initialize answer's stream
+    // headers but not the answer leaves the SDK's client waiting until its timeout otherwise
+    // (initialize reads the review setting from the store, so that window is real).
+    const stopWatching = this.hub.onDeath(() => {
+      if (this.#client === client) this.#client = undefined;
+      void client.close().catch(() => undefined);
+    });
     try {
       await client.connect(
         new StreamableHTTPClientTransport(new URL(this.hub.url), {
@@ -167,19 +174,16 @@ export class HubSoakSession implements SoakParticipant {
         { timeout: CALL_TIMEOUT_MS },
       );
     } catch (error) {
+      stopWatching();
       throw new Error(`could not open a session: ${(error as Error).message}`);
+    }
+    // Killed while connecting: this session is already dead.
+    if (generation !== this.hub.generation) {
+      void client.close().catch(() => undefined);
+      return;
     }
     this.#client = client;
     this.#generation = generation;
-    this.hub.onDeath(() => {
-      if (this.#client === client) this.#client = undefined;
-      void client.close().catch(() => undefined);
-    });
-    // Killed while connecting: this session is already dead.
-    if (generation !== this.hub.generation) {
-      this.#client = undefined;
-      void client.close().catch(() => undefined);
-    }
   }
 
   async call(

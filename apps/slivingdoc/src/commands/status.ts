@@ -54,6 +54,7 @@ function statusJson(status: NotebookStatus, store: StoreDescription) {
     files: status.files,
     unsupported: status.unsupported.map(({ path, reason }) => ({ path, reason })),
     privateState: status.privateState,
+    proposal: status.proposal,
   };
 }
 
@@ -84,6 +85,14 @@ function renderStatus(status: NotebookStatus, store: StoreDescription, color: bo
     const { objects, packs, bytes } = status.privateState;
     lines.push(
       `  private   ${plural(objects, 'object', 'objects')}, ${plural(packs, 'pack', 'packs')}, ${formatBytes(bytes)}`,
+    );
+  }
+  if (status.proposal !== null) {
+    const { id, revision, state } = status.proposal;
+    lines.push(
+      state === 'open'
+        ? `  proposal  ${id} revision ${revision}, waiting for a person (slivingdoc proposals show ${id})`
+        : `  proposal  ${id} revision ${revision}, ${state}: the next pull or commit reports it`,
     );
   }
   if (status.state === 'recovery-pending') {

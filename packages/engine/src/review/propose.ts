@@ -19,7 +19,7 @@ import { changedPaths, scanLocal } from '../local';
 import type { Entry } from '../sync';
 import { unresolvedMarkers, unsupportedFiles } from '../verdicts';
 import { markExpired } from './decide';
-import type { ProposalFile, ProposalRecord } from './record';
+import type { ProposalFile, ProposalRecord, ProposalState } from './record';
 import { decideReview, mayQueue, type ReviewMode, type ReviewSetting } from './setting';
 import { participantOf, proposalIdOf, readSlot, type SlotMemo, writeSlot } from './slot';
 import {
@@ -148,6 +148,27 @@ export async function pullReviewed(
   if (learned === undefined) return result;
   await acknowledge(ctx, memo);
   return { ...result, proposalOutcome: learned.outcome };
+}
+
+/** What `status` shows of a directory's proposal. */
+export interface DirectoryProposal {
+  id: string;
+  revision: number;
+  /** `open`: waiting for a person; decided: the directory's next call reports it. */
+  state: ProposalState;
+}
+
+/**
+ * The directory's proposal whose outcome it has not yet reported (one GET when P says there is
+ * one, none otherwise); null when there is none.
+ */
+export async function directoryProposal(ctx: DirContext): Promise<DirectoryProposal | null> {
+  const memo = await readSlot(ctx);
+  if (!memo.open) return null;
+  const found = await readProposal(ctx.cfg.store, proposalIdOf(participantOf(ctx), memo.seq));
+  if (found === undefined) return null;
+  const { id, revision, state } = found.record;
+  return { id, revision, state };
 }
 
 /** Records in P that the outcome of proposal number `seq` was reported. */
