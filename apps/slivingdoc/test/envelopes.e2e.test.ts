@@ -9,7 +9,8 @@
  * - PATH_BUSY and REMOTE_BUSY: a server armed with `after-pack-upload=pause` holds its commit
  *   (and the directory's lock) after uploading its pack and before its compare-and-swap; a
  *   second server on the same directory and private root waits out the lock; a human CLI
- *   commit wins the race; SIGUSR2 then lets the held commit lose it with --commit-retries 0.
+ *   commit from another host (its own publication gate) wins the race; SIGUSR2 then lets the
+ *   held commit lose it with --commit-retries 0.
  * - STORAGE_FAILURE: the real S3 server behind the reliability fault proxy (500s for
  *   STORE_ERROR; the proxy closed after startup for STORE_UNREACHABLE; a lost CAS answer with
  *   the store failing every read afterwards for PUBLICATION_UNPROVEN); ACCESS_DENIED through an
@@ -530,7 +531,13 @@ describe('PATH_BUSY and REMOTE_BUSY: a commit held between its pack upload and i
       code: 'PATH_BUSY',
       reason: 'LOCK_TIMEOUT',
     });
-    humanCommit({ ...env, SLIVINGDOC_STORE_DIR: storeDir }, 'theirs.md');
+    // The human writes from another host (its own publication gate): a local writer would
+    // first wait out the 30 s gate budget the held commit keeps, then race the same way
+    // (that fallback is the engine's test/gate.test.ts).
+    humanCommit(
+      { ...env, SLIVINGDOC_STORE_DIR: storeDir, SLIVINGDOC_TEST_GATE_SCOPE: 'another-host' },
+      'theirs.md',
+    );
     process.kill(held.pid, FAILPOINT_RESUME_SIGNAL);
     expectEnvelope(await commit, { code: 'REMOTE_BUSY', reason: 'RETRIES_EXHAUSTED' });
     expect(readdirSync(dir)).toEqual(['mine.md']); // L untouched

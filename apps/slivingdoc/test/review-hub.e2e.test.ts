@@ -20,10 +20,13 @@ afterEach(async () => {
   for (const hub of hubs.splice(0)) await hub.stop('SIGKILL');
 });
 
+/** Each test runs a dozen processes one after another: bounded generously for a loaded machine. */
+const SLOW = { timeout: 300_000 };
+
 describe.each([
   ['the embedded store', async () => ({})],
   ['the real S3 server', realS3Env],
-])('review through the hub on %s', (_name, storeEnv) => {
+])('review through the hub on %s', SLOW, (_name, storeEnv) => {
   it('--actor binds a token, --review queue is stricter than the notebook, approve publishes', async () => {
     const env = withConfigHome(sandboxEnv({ ...(await storeEnv()), SLIVINGDOC_ACTOR: 'ann' }));
     const person = join(realpathSync(env.HOME!), 'person');
@@ -88,7 +91,7 @@ describe.each([
     const queued = await sessions.free.call('notes_commit', { message: 'decide' });
     expect(queued.structured.status).toBe('pending');
     const shown = JSON.parse(
-      runBin(['proposals', 'show', queued.structured.proposalId, '--json'], env).stdout,
+      runBin(['proposals', 'show', String(queued.structured.proposalId), '--json'], env).stdout,
     );
     expect(shown.files).toEqual(['decisions/d.md', 'scratch.md']);
   });

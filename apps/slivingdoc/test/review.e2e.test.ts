@@ -37,10 +37,13 @@ function json(run: { status: number | null; stdout: string; stderr: string }) {
   return JSON.parse(run.stdout);
 }
 
+/** Each test runs a dozen processes one after another: bounded generously for a loaded machine. */
+const SLOW = { timeout: 300_000 };
+
 describe.each([
   ['the embedded store', async () => ({})],
   ['the real S3 server', realS3Env],
-])('review through the CLI and a stdio server on %s', (_name, storeEnv) => {
+])('review through the CLI and a stdio server on %s', SLOW, (_name, storeEnv) => {
   it('queue → pending → approve publishes once with author and approver; reject publishes nothing', async () => {
     const { env, person, agent, ws } = await setUp(await storeEnv());
     const before = await agent.client.listTools();
