@@ -169,5 +169,15 @@ describe('view --listen: a refused upload reads its refusal', () => {
       expect(oversize, `run ${run}`).toMatchObject({ status: 413, connection: 'close' });
       expect(oversize.error).toBeUndefined();
     }
+    // The Proposals page's POSTs go through the same limit and lingering close.
+    for (const action of ['approve', 'reject']) {
+      const oversize = await upload(`${origin}/proposals/0123456789abcdef-1/${action}`, {
+        size: OVER,
+        pauseMs: 2,
+        headers: { ...form, Cookie: cookie },
+      });
+      expect(oversize, action).toMatchObject({ status: 413, connection: 'close' });
+      expect(oversize.error).toBeUndefined();
+    }
   });
 });

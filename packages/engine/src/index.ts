@@ -69,9 +69,21 @@ export type {
   PublicationMember,
 } from './inspect';
 export type { Progress, ProgressListener } from './progress';
-export { APPROVING_HOLD_MS, type ApproveResult, rejectProposal } from './review/decide';
+export {
+  APPROVING_HOLD_MS,
+  type ApprovalTrailer,
+  type ApproveResult,
+  parseApprovalTrailer,
+  rejectProposal,
+} from './review/decide';
 export { proposalDiffs } from './review/diff';
-export { type DirectoryProposal, MAX_OPEN_PER_ACTOR } from './review/propose';
+export { type ApprovalPreview, type HeadFiles, previewApproval } from './review/preview';
+export {
+  type DirectoryProposal,
+  MAX_OPEN_PER_ACTOR,
+  type ReviewCaller,
+  reviewApplies,
+} from './review/propose';
 export type { ProposalFile, ProposalRecord, ProposalState } from './review/record';
 export {
   DEFAULT_REVIEW,

@@ -67,4 +67,4 @@ export {
   SECRET_ENV_NAME,
 } from './scrubber';
 export { candidText, resultText, reviewLines, successText } from './text';
-export { hasInvisible, visibleText } from './visible';
+export { hasInvisible, type VisibleSegment, visibleSegments, visibleText } from './visible';

@@ -3,6 +3,8 @@
  * (docs/review.md): control characters, format characters (zero-width, bidi embeddings,
  * overrides and isolates, BOM, soft hyphen), line and paragraph separators, spaces other than
  * U+0020 and the blank-looking fillers become `⟨U+XXXX⟩`. Tab and line feed stay as they are.
+ * The CLI prints {@link visibleText}; the web view renders {@link visibleSegments} with the
+ * same rule and marks the code points apart from the text.
  */
 const INVISIBLE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Zs}\p{Co}\p{Cn}\u115F\u1160\u3164\uFFA0\u2800]/gu;
 
@@ -12,11 +14,30 @@ function marker(char: string): string {
   return `⟨U+${hex}⟩`;
 }
 
+function shown(char: string): boolean {
+  return char === '\t' || char === '\n' || char === ' ';
+}
+
+/** A run of ordinary text, or one invisible code point shown as its `⟨U+XXXX⟩` marker. */
+export type VisibleSegment = { text: string } | { marker: string };
+
+/** `text` cut into ordinary runs and the markers of its invisible code points, in order. */
+export function visibleSegments(text: string): VisibleSegment[] {
+  const segments: VisibleSegment[] = [];
+  let from = 0;
+  for (const found of text.matchAll(INVISIBLE)) {
+    if (shown(found[0])) continue;
+    if (found.index > from) segments.push({ text: text.slice(from, found.index) });
+    segments.push({ marker: marker(found[0]) });
+    from = found.index + found[0].length;
+  }
+  if (from < text.length) segments.push({ text: text.slice(from) });
+  return segments;
+}
+
 /** `text` with every invisible code point but tab, line feed and space shown as `⟨U+XXXX⟩`. */
 export function visibleText(text: string): string {
-  return text.replace(INVISIBLE, (char) =>
-    char === '\t' || char === '\n' || char === ' ' ? char : marker(char),
-  );
+  return text.replace(INVISIBLE, (char) => (shown(char) ? char : marker(char)));
 }
 
 /** True when `text` holds a code point {@link visibleText} would mark. */

@@ -3,8 +3,9 @@
  * The only script a page loads (`/assets/view.js`, same origin: the CSP allows no inline
  * script). Written as a typed function and served as its source text, so it is type-checked
  * and linted with the rest. It shows times in the browser's zone (UTC on hover) and keeps the
- * page live: it polls `/api/generation` with the ETag of the generation it shows (a 304 costs
- * nothing) and, when the notebook moved on, refetches the page and swaps only its live regions
+ * page live: it polls `/api/generation` with the ETag of what it shows (the generation and the
+ * proposals' version; a 304 costs nothing) and, when either moved on, refetches the page and
+ * swaps only its live regions
  * (`data-live`), keeping the scroll position and focus, so a file being read stays in place.
  */
 function viewClient(): void {
@@ -23,10 +24,10 @@ function viewClient(): void {
   }
 
   const body = document.body;
-  let shown = body.dataset.generation ?? '0';
+  let shown = body.dataset.version ?? '';
   const status = document.getElementById('live-status');
 
-  async function refresh(generation: string): Promise<void> {
+  async function refresh(version: string, generation: string): Promise<void> {
     const response = await fetch(window.location.href, {
       credentials: 'same-origin',
       cache: 'no-store',
@@ -42,9 +43,12 @@ function viewClient(): void {
     }
     localTimes(document);
     window.scrollTo(x, y);
-    shown = generation;
+    shown = version;
+    body.dataset.version = version;
+    const moved = generation !== body.dataset.generation;
     body.dataset.generation = generation;
-    if (status !== null) status.textContent = `Updated to generation ${generation}.`;
+    if (status !== null)
+      status.textContent = moved ? `Updated to generation ${generation}.` : 'Proposals updated.';
   }
 
   async function poll(): Promise<void> {
@@ -52,11 +56,11 @@ function viewClient(): void {
       const response = await fetch('/api/generation', {
         credentials: 'same-origin',
         cache: 'no-store',
-        headers: { 'If-None-Match': `"g${shown}"` },
+        headers: { 'If-None-Match': `"${shown}"` },
       });
       if (response.status === 200) {
-        const { generation } = (await response.json()) as { generation: number };
-        if (String(generation) !== shown) await refresh(String(generation));
+        const answer = (await response.json()) as { generation: number; version: string };
+        if (answer.version !== shown) await refresh(answer.version, String(answer.generation));
       }
     } catch {
       // Offline or the server stopped: try again at the next tick.
@@ -88,7 +92,7 @@ export const VIEW_CSS = `
 body { margin: 0; background: var(--bg); color: var(--fg);
   font: 16px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; }
 a { color: var(--accent); }
-a:focus-visible, button:focus-visible, input:focus-visible, summary:focus-visible {
+a:focus-visible, button:focus-visible, input:focus-visible, textarea:focus-visible, summary:focus-visible {
   outline: 3px solid var(--accent); outline-offset: 2px; }
 header.top { display: flex; flex-wrap: wrap; gap: .5rem 1.5rem; align-items: baseline;
   padding: .75rem 1rem; border-bottom: 1px solid var(--line); }
@@ -146,5 +150,16 @@ button.danger { border-color: var(--del-fg); color: var(--del-fg); }
   overflow-wrap: anywhere; }
 .member { margin-top: 2rem; }
 .pager { display: flex; gap: 1rem; margin-top: 1rem; }
+.invisible { color: var(--del-fg); background: var(--warn); border-radius: 3px; padding: 0 .1rem;
+  font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: .85em; }
+.count { color: var(--muted); font-weight: 400; }
+.approval { margin: .25rem 0; }
+dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: .25rem 1rem; overflow-wrap: anywhere; }
+dl.facts dt { color: var(--muted); } dl.facts dd { margin: 0; }
+section.decide form { margin: 1rem 0; display: flex; flex-wrap: wrap; gap: .5rem 1rem; align-items: center; }
+section.decide form.reject { flex-direction: column; align-items: flex-start; }
+textarea { font: inherit; padding: .35rem .5rem; border: 1px solid var(--line); background: var(--bg);
+  color: var(--fg); border-radius: 4px; width: min(40rem, 100%); }
+table.proposals td { overflow-wrap: anywhere; }
 .visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); }
 `;

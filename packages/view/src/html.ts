@@ -3,6 +3,7 @@
  * {@link SafeHtml} (made by this module or by the Markdown sanitiser). Hand-written because it
  * is 30 lines and a template engine would add a dependency for the same escaping.
  */
+import { visibleSegments } from '@slivingdoc/envelope';
 
 /** A fragment of HTML that is safe to insert as is. */
 export class SafeHtml {
@@ -46,4 +47,17 @@ export function html(strings: TemplateStringsArray, ...values: Value[]): SafeHtm
 /** A notebook path as a URL path (each segment percent-encoded). */
 export function pathUrl(prefix: string, path: string): string {
   return `${prefix}/${path.split('/').map(encodeURIComponent).join('/')}`;
+}
+
+/**
+ * Agent-written text with its invisible code points (zero-width, bidi controls, other format
+ * and control characters, unusual spaces) shown as `⟨U+XXXX⟩` markers, by the CLI's rule
+ * (`@slivingdoc/envelope`'s `visibleSegments`): a reviewer sees what the bytes hold.
+ */
+export function visible(text: string): SafeHtml {
+  return html`${visibleSegments(text).map((segment) =>
+    'marker' in segment
+      ? html`<span class="invisible" title="an invisible code point">${segment.marker}</span>`
+      : segment.text,
+  )}`;
 }

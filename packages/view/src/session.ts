@@ -3,7 +3,8 @@
  * token file) is exchanged once for a random session id in an HttpOnly, SameSite=Strict cookie
  * and the URL is redirected without it, so the token leaves neither the address bar nor the
  * history nor a Referer. Each session has its own CSRF token for the state-changing forms.
- * Sessions live in memory only: they end with the process.
+ * Sessions live in memory only: they end with the process, and at the first request after
+ * their token stopped verifying (removed from the token file).
  */
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
@@ -15,6 +16,8 @@ export const SESSION_COOKIE = 'sld_view';
 /** One logged-in browser. */
 export interface Session {
   grant: TokenGrant;
+  /** The login token, re-verified on every request; never put in a page or a log. */
+  readonly token: string;
   /** Sent back in every state-changing form (synchroniser token). */
   csrf: string;
 }
@@ -37,10 +40,10 @@ export function sameSecret(a: string, b: string): boolean {
 export class Sessions {
   readonly #byId = new Map<string, Session>();
 
-  /** A new session for `grant`; returns its id (the cookie value). */
-  create(grant: TokenGrant): string {
+  /** A new session for the login `token` and its `grant`; returns its id (the cookie value). */
+  create(token: string, grant: TokenGrant): string {
     const id = secret();
-    this.#byId.set(id, { grant, csrf: secret() });
+    this.#byId.set(id, { grant, token, csrf: secret() });
     if (this.#byId.size > MAX_SESSIONS) {
       const oldest = this.#byId.keys().next().value;
       if (oldest !== undefined) this.#byId.delete(oldest);
@@ -48,10 +51,24 @@ export class Sessions {
     return id;
   }
 
-  /** The session the request's cookie names, if any. */
-  of(req: IncomingMessage): Session | undefined {
+  /**
+   * The session the request's cookie names, if any, with its token's grant as `verify` gives it
+   * now. A token that no longer verifies ends the session at once (`ended`).
+   */
+  of(
+    req: IncomingMessage,
+    verify: (token: string) => TokenGrant | undefined,
+  ): Session | 'ended' | undefined {
     const id = cookieValue(req.headers.cookie, SESSION_COOKIE);
-    return id === undefined ? undefined : this.#byId.get(id);
+    const session = id === undefined ? undefined : this.#byId.get(id);
+    if (id === undefined || session === undefined) return undefined;
+    const grant = verify(session.token);
+    if (grant === undefined) {
+      this.#byId.delete(id);
+      return 'ended';
+    }
+    session.grant = grant;
+    return session;
   }
 }
 

@@ -10,6 +10,7 @@ import {
   TokenFileError,
   writeRefusal,
 } from '@slivingdoc/http';
+import type { ObjectStore } from '@slivingdoc/store';
 import { configuration, startup } from '../config/refusal';
 import type { AppConfig, ListenConfig } from '../config/types';
 import type { Logging } from '../logging';
@@ -150,7 +151,7 @@ async function start(
       else view(req, res);
     },
   );
-  const view = await viewHandler(service, roots, tokens, logging, () => ({
+  const view = await viewHandler(service, store, config, roots, tokens, logging, () => ({
     host: listen.host,
     port: listener.port,
   }));
@@ -213,6 +214,8 @@ async function warnLeftovers(
  */
 async function viewHandler(
   service: Awaited<ReturnType<typeof import('../runtime/service').startService>>,
+  store: ObjectStore,
+  config: AppConfig,
   roots: Roots,
   tokens: OpenTokenFile,
   logging: Logging,
@@ -222,6 +225,8 @@ async function viewHandler(
   const participant = await service.session({ notebookDir: join(roots.notebookDir, '.view') });
   const handler = createViewHandler({
     service: participant,
+    store,
+    mergeAdditions: config.mergeAdditions,
     address,
     verify: (token) => tokens.verify(token),
     log: logging.module('app'),

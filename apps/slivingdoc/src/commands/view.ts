@@ -73,10 +73,13 @@ async function start(
     onProblem: (problem: unknown) => log.warn({ problem: String(problem) }, 'token file refused'),
   });
   const token = `sld_${randomBytes(32).toString('base64url')}`;
-  const grant = { name: viewActor(config.actor), readOnly: false };
+  // The printed token is the person's who started the view: it approves and rejects.
+  const grant = { name: viewActor(config.actor), readOnly: false, reviewer: true };
   let address = { host: listen.host, port: listen.port };
   const handler = createViewHandler({
     service,
+    store,
+    mergeAdditions: config.mergeAdditions,
     address: () => address,
     verify: (presented) => (sameToken(presented, token) ? grant : tokens.verify(presented)),
     log,

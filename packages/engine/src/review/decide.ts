@@ -63,6 +63,26 @@ export function approvalTrailer(record: ProposalRecord, approver: string): strin
   return `\n\nApproved-by: ${approver}\nProposal: ${record.id} revision ${record.revision}`;
 }
 
+/** What an approved publication's message says of its approval (the trailer's fields). */
+export interface ApprovalTrailer {
+  approver: string;
+  id: string;
+  revision: number;
+}
+
+/**
+ * Reads {@link approvalTrailer} back from the end of a publication's message. Anyone can write
+ * such lines into a message: a caller that shows them as an approval confirms them against the
+ * proposal's record.
+ */
+export function parseApprovalTrailer(message: string): ApprovalTrailer | undefined {
+  const found = /\n\nApproved-by: ([^\n]+)\nProposal: (\S+) revision ([1-9]\d{0,15})$/.exec(
+    message,
+  );
+  if (found === null) return undefined;
+  return { approver: found[1]!, id: found[2]!, revision: Number(found[3]) };
+}
+
 /** What an approval or rejection is asked. */
 export interface DecisionRequest {
   id: string;

@@ -5,22 +5,27 @@ import type { ProposalRecord } from './record';
 
 const EMPTY = new Uint8Array(0);
 
+/** One file's diff from `before` to `after` (null: absent on that side). */
+export function bytesDiff(
+  path: string,
+  before: Uint8Array | null,
+  after: Uint8Array | null,
+): FileDiff {
+  const from = asText(before ?? EMPTY);
+  const to = asText(after ?? EMPTY);
+  const binary = from === undefined || to === undefined;
+  const stat = lineDiffStat(before ?? EMPTY, after ?? EMPTY);
+  return {
+    path,
+    change: before === null ? 'added' : after === null ? 'deleted' : 'modified',
+    insertions: stat.insertions,
+    deletions: stat.deletions,
+    binary,
+    hunks: binary ? [] : hunksOf(path, from, to),
+  };
+}
+
 /** Each changed file's diff from its base bytes to its proposed bytes. */
 export function proposalDiffs(record: ProposalRecord): FileDiff[] {
-  return record.files.map((file) => {
-    const base = file.base ?? EMPTY;
-    const content = file.content ?? EMPTY;
-    const before = asText(base);
-    const after = asText(content);
-    const binary = before === undefined || after === undefined;
-    const stat = lineDiffStat(base, content);
-    return {
-      path: file.path,
-      change: file.base === null ? 'added' : file.content === null ? 'deleted' : 'modified',
-      insertions: stat.insertions,
-      deletions: stat.deletions,
-      binary,
-      hunks: binary ? [] : hunksOf(file.path, before, after),
-    };
-  });
+  return record.files.map((file) => bytesDiff(file.path, file.base, file.content));
 }

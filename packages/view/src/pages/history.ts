@@ -1,6 +1,7 @@
 import type { HistoryPage, PublicationRecord } from '@slivingdoc/engine';
-import { html, type SafeHtml } from '../html';
+import { html, type SafeHtml, visible } from '../html';
 import { timeElement } from './layout';
+import type { ConfirmedApproval } from './proposals';
 
 /** Publications per history page. */
 export const HISTORY_PAGE_SIZE = 50;
@@ -14,6 +15,12 @@ export interface HistoryQuery {
 
 function subject(message: string): string {
   return message.split('\n')[0] ?? '';
+}
+
+function approvedBy(approval: ConfirmedApproval | undefined): SafeHtml {
+  return approval === undefined
+    ? html``
+    : html` <span class="meta approval">approved by ${visible(approval.by)}</span>`;
 }
 
 function diffstat(publication: PublicationRecord): SafeHtml {
@@ -36,7 +43,11 @@ function queryString(query: HistoryQuery, page: number): string {
 }
 
 /** `/history`: filters, the page of publications newest first, the checkpoint boundary, paging. */
-export function historyContent(history: HistoryPage, query: HistoryQuery): SafeHtml {
+export function historyContent(
+  history: HistoryPage,
+  query: HistoryQuery,
+  approval: (message: string) => ConfirmedApproval | undefined = () => undefined,
+): SafeHtml {
   // The oldest retained checkpoint is the boundary: nothing before its head is retained. A
   // checkpoint through generation 1 (a new notebook's first publication) compacted nothing.
   const oldest = Math.min(...history.checkpoints);
@@ -53,7 +64,7 @@ export function historyContent(history: HistoryPage, query: HistoryQuery): SafeH
 <td><a href="/publications/${publication.generation}">${publication.generation}</a></td>
 <td>${timeElement(publication.time)}</td>
 <td>${publication.actor}</td>
-<td>${subject(publication.message)}</td>
+<td>${subject(publication.message)}${approvedBy(approval(publication.message))}</td>
 <td class="stat">${diffstat(publication)}</td>
 </tr>${boundary}`;
   });

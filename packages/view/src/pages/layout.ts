@@ -4,9 +4,16 @@ import { html, type SafeHtml } from '../html';
 export interface PageFrame {
   title: string;
   /** Which top navigation entry is the current page. */
-  section: 'files' | 'history' | 'other';
-  /** The accepted generation the page shows (the live script compares against it). */
+  section: 'files' | 'history' | 'proposals' | 'other';
+  /** The accepted generation the page shows. */
   generation: number;
+  /**
+   * What the page shows, as `/api/generation`'s ETag names it (the live script compares
+   * against it): the generation and the proposals' version.
+   */
+  version: string;
+  /** Open proposals (undefined: they could not be read). */
+  pending: number | undefined;
   /** Whether the page updates itself when the notebook moves on. */
   live: boolean;
   content: SafeHtml;
@@ -17,6 +24,10 @@ export function timeElement(seconds: number): SafeHtml {
   const iso = new Date(seconds * 1000).toISOString();
   const utc = `${iso.slice(0, 19).replace('T', ' ')} UTC`;
   return html`<time datetime="${iso}" title="${utc}">${utc}</time>`;
+}
+
+function pendingLabel(pending: number | undefined): string {
+  return pending === undefined ? '(?)' : `(${pending} pending)`;
 }
 
 /** The whole document. */
@@ -32,11 +43,11 @@ export function page(frame: PageFrame): string {
 <link rel="stylesheet" href="/assets/view.css">
 <script src="/assets/view.js" defer></script>
 </head>
-<body data-generation="${frame.generation}" data-live="${frame.live ? 'on' : 'off'}">
+<body data-generation="${frame.generation}" data-version="${frame.version}" data-live="${frame.live ? 'on' : 'off'}">
 <a class="skip" href="#content">Skip to content</a>
 <header class="top">
 <span class="brand">slivingdoc</span>
-<nav aria-label="Main"><ul>${nav('/', 'Files', 'files')}${nav('/history', 'History', 'history')}</ul></nav>
+<nav aria-label="Main"><ul>${nav('/', 'Files', 'files')}${nav('/history', 'History', 'history')}<li><a href="/proposals"${frame.section === 'proposals' ? html` aria-current="page"` : ''}>Proposals <span class="count" data-live="pending">${pendingLabel(frame.pending)}</span></a></li></ul></nav>
 </header>
 <main id="content">
 ${frame.content}

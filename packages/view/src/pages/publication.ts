@@ -1,31 +1,14 @@
-import type { FileDiff, FileIssue, PublicationResult } from '@slivingdoc/engine';
-import { html, pathUrl, type SafeHtml } from '../html';
+import type { FileIssue, PublicationResult } from '@slivingdoc/engine';
+import { html, type SafeHtml } from '../html';
+import { conflictList, fileDiff } from './diff';
 import { timeElement } from './layout';
-
-function fileDiff(file: FileDiff, index: string): SafeHtml {
-  const id = `file-${index}`;
-  const title = html`<h3 id="${id}">${file.path} <span class="meta">(${file.change},
-<span class="ins">+${file.insertions}</span> <span class="del">−${file.deletions}</span>)</span></h3>`;
-  if (file.binary)
-    return html`<section class="file" aria-labelledby="${id}">${title}<p>Binary file: not shown.</p></section>`;
-  const rows = file.hunks.map(
-    (
-      hunk,
-    ) => html`<tr class="hunk"><td class="ln"></td><td class="ln"></td><td class="text">@@ -${hunk.oldStart},${hunk.oldLines} +${hunk.newStart},${hunk.newLines} @@</td></tr>
-${hunk.lines.map(
-  (line) =>
-    html`<tr class="${line.kind}"><td class="ln">${line.oldNumber ?? ''}</td><td class="ln">${line.newNumber ?? ''}</td><td class="text"><span class="visually-hidden">${line.kind === 'added' ? 'added: ' : line.kind === 'removed' ? 'removed: ' : ''}</span>${line.kind === 'added' ? '+' : line.kind === 'removed' ? '-' : ' '}${line.text}</td></tr>`,
-)}`,
-  );
-  return html`<section class="file" aria-labelledby="${id}">${title}
-<div class="scroll"><table class="diff"><caption class="visually-hidden">Changes to ${file.path}: old and new line numbers, then the line</caption>
-<tbody>${rows}</tbody></table></div></section>`;
-}
+import { approvalNote, type ConfirmedApproval } from './proposals';
 
 /** What the revert form needs: the session's CSRF token, or why there is no form. */
 export type RevertControl =
   | { kind: 'form'; csrf: string }
   | { kind: 'read-only' }
+  | { kind: 'under-review' }
   | { kind: 'not-revertible' };
 
 /** A revert's outcome shown on the page. */
@@ -35,6 +18,8 @@ export type RevertOutcome =
 
 function revertSection(publication: PublicationResult, control: RevertControl): SafeHtml {
   if (control.kind === 'read-only') return html``;
+  if (control.kind === 'under-review')
+    return html`<p class="meta">The notebook is under review: only a person's session may revert (an agent's revert would bypass the queue).</p>`;
   if (control.kind === 'not-revertible' || !publication.revertible)
     return html`<p class="meta">This publication cannot be reverted: the state before it is no longer retained.</p>`;
   return html`<form method="post" action="/publications/${publication.generation}/revert">
@@ -50,10 +35,7 @@ function outcomeSection(outcome: RevertOutcome | undefined): SafeHtml {
     return html`<div class="alert" role="alert"><p><strong>${outcome.code} · ${outcome.reason}</strong></p><p>${outcome.message}</p></div>`;
   return html`<div class="alert" role="alert">
 <p><strong>The revert conflicts with later publications; nothing was published.</strong></p>
-<ul>${outcome.files.map(
-    (file) =>
-      html`<li><a href="${pathUrl('/files', file.path)}">${file.path}</a>: ${file.reason}${file.ranges.length === 0 ? '' : html`, lines ${file.ranges.map((range) => `${range.start}–${range.end}`).join(', ')}`}</li>`,
-  )}</ul></div>`;
+${conflictList(outcome.files)}</div>`;
 }
 
 /** `/publications/N`: the whole message, actor, time and per-file diffs of each member. */
@@ -62,6 +44,7 @@ export function publicationContent(
   control: RevertControl,
   outcome: RevertOutcome | undefined,
   revertedFrom: number | undefined,
+  approval: (message: string) => ConfirmedApproval | undefined = () => undefined,
 ): SafeHtml {
   const group = publication.members.length > 1;
   return html`<h1>Generation ${publication.generation}</h1>
@@ -72,6 +55,7 @@ ${publication.members.map(
   (member, m) => html`<article class="member" aria-labelledby="member-${m}">
 <h2 id="member-${m}">${group ? `Commit ${m + 1}: ` : ''}${member.actor}</h2>
 <p class="meta">${timeElement(member.time)}</p>
+${approvalNote(approval(member.message))}
 <pre class="message">${member.message}</pre>
 ${
   member.files === undefined
