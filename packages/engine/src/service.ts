@@ -26,25 +26,24 @@ import {
   openRegistry,
 } from '@slivingdoc/workspace';
 import { DEFAULT_ACTOR } from './actor';
-import { runCheckpoint } from './checkpoint';
-import { commitLocked } from './commit';
 import { type EngineConfig, resolveConfig } from './config';
 import { EngineConfigError } from './config-error';
+import { type CallState, type DirContext, newCall, TreeCache } from './context';
+import { classifyKnown, engineFailure, failureSite, isAbort, localFailure } from './errors';
+import { runCheckpoint } from './notebook/checkpoint';
 import {
   directoryRoots,
   enterPrivateState,
   maintainObjects,
   type RecordRoots,
   unopenedDirectoryRoots,
-} from './consolidation';
-import { type CallState, type DirContext, newCall, TreeCache } from './context';
-import { classifyKnown, engineFailure, failureSite, isAbort, localFailure } from './errors';
+} from './notebook/consolidation';
 import {
   type PublicationRecord,
   readHistory,
   retainedIncrements,
   withRetainedObjects,
-} from './history';
+} from './notebook/history';
 import {
   asText,
   type BlameLine,
@@ -56,24 +55,25 @@ import {
   type PublicationDetail,
   publicationDetail,
   stateAtIncrement,
-} from './inspect';
+} from './notebook/inspect';
 import {
   claimSharedObjects,
   directoryObjects,
   type NotebookObjects,
   type SharedObjectsClaim,
-} from './objects';
+} from './notebook/objects';
+import { holdsHead, readCurrent } from './notebook/remote';
+import { commitLocked } from './participant/commit';
+import { pullLocked } from './participant/pull';
+import { revertLocked } from './participant/revert';
+import { type NotebookStatus, notPulledStatus, statusLocked } from './participant/status';
+import { conflictIssues, type Entry, enterDirectory, synchronize } from './participant/sync';
+import { holdsUnpublishedEdits } from './participant/unpublished';
 import { type ProgressListener, withProgress } from './progress';
-import { pullLocked } from './pull';
-import { holdsHead, readCurrent } from './remote';
-import { revertLocked } from './revert';
 import { type ApproveResult, approveLocked } from './review/decide';
 import { commitReviewed, pullReviewed, type ReviewCaller, reviewApplies } from './review/propose';
 import type { ReviewMode } from './review/setting';
 import { ReviewReader } from './review/store-io';
-import { type NotebookStatus, notPulledStatus, statusLocked } from './status';
-import { conflictIssues, type Entry, enterDirectory, synchronize } from './sync';
-import { holdsUnpublishedEdits } from './unpublished';
 import {
   mergeConflict,
   notPulled,

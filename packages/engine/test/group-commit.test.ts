@@ -15,10 +15,10 @@ import { openMemoryObjectDb } from '@slivingdoc/merge/testing';
 import { createMemoryStore, decodeManifest, type MemoryStore } from '@slivingdoc/store';
 import { until } from '@slivingdoc/testkit/until';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { groupEndpoint } from '../src/gate';
-import { encodeFrame, readFrames } from '../src/group/frames';
-import { encodeJoin } from '../src/group/messages';
-import { queuedAt, setInProcessJoins } from '../src/group/server';
+import { queuedAt, setInProcessJoins } from '../src/notebook/publication/endpoint';
+import { encodeFrame, readFrames } from '../src/notebook/publication/frames';
+import { encodeJoin } from '../src/notebook/publication/messages';
+import { groupEndpoint } from '../src/notebook/publication/queue';
 import { get, type Participant, participant, put, rejection } from './helpers';
 
 // The acknowledgement wait raised from 2 s / 10 s: these tests count CASes, and a member

@@ -6,8 +6,8 @@
 import type { FileIssue, FileStat } from '@slivingdoc/envelope';
 import { diffstat } from '@slivingdoc/merge';
 import type { Manifest } from '@slivingdoc/store';
-import type { DirContext } from './context';
-import { retainedIncrements } from './history';
+import type { DirContext } from '../context';
+import { retainedIncrements } from '../notebook/history';
 import { scanLocal } from './local';
 import type { Entry } from './sync';
 
