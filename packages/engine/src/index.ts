@@ -41,6 +41,25 @@ export {
 } from '@slivingdoc/store';
 /** The actor rules of contract §9 (an actor is a commit's author name) and its default. */
 export { DEFAULT_ACTOR, isValidActor } from './actor';
+export type {
+  ApproveRequest,
+  BlameResult,
+  CommitRequest,
+  FileRequest,
+  HistoryPage,
+  HistoryRequest,
+  HistoryResult,
+  LogRequest,
+  NotebookFile,
+  NotebookFiles,
+  NotebookService,
+  PublicationResult,
+  PullRequest,
+  RevertRequest,
+  SessionOptions,
+  StateRequest,
+  StatusRequest,
+} from './api';
 export type { EngineConfig, EngineLogger } from './config';
 export { EngineConfigError } from './config-error';
 export {
@@ -91,23 +110,4 @@ export {
   setReview,
   showReview,
 } from './review/store-io';
-export {
-  type ApproveRequest,
-  type BlameResult,
-  type CommitRequest,
-  createNotebookService,
-  type FileRequest,
-  type HistoryPage,
-  type HistoryRequest,
-  type HistoryResult,
-  type LogRequest,
-  type NotebookFile,
-  type NotebookFiles,
-  type NotebookService,
-  type PublicationResult,
-  type PullRequest,
-  type RevertRequest,
-  type SessionOptions,
-  type StateRequest,
-  type StatusRequest,
-} from './service';
+export { createNotebookService } from './service';
