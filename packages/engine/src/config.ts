@@ -1,8 +1,8 @@
 /** The engine's configuration: what callers pass, and the resolved form every module reads. */
 import type { MergeAdditions } from '@slivingdoc/merge';
 import type { ObjectStore } from '@slivingdoc/store';
-import { type BackoffClock, SYSTEM_CLOCK } from './backoff';
 import { type Failpoints, NO_FAILPOINTS } from './failpoints';
+import { type BackoffClock, SYSTEM_CLOCK } from './notebook/backoff';
 
 /** A pino-compatible logger (the app passes its `engine` child logger). */
 export interface EngineLogger {

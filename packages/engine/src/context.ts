@@ -9,7 +9,7 @@ import {
 import type { PathPolicy } from '@slivingdoc/policy';
 import type { ChangeMonitor, PrivateState, Registry } from '@slivingdoc/workspace';
 import type { ResolvedConfig } from './config';
-import type { NotebookObjects } from './objects';
+import type { NotebookObjects } from './notebook/objects';
 
 /** Everything the engine holds open for one notebook directory (reused across calls). */
 export interface DirContext {

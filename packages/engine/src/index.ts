@@ -41,8 +41,25 @@ export {
 } from '@slivingdoc/store';
 /** The actor rules of contract §9 (an actor is a commit's author name) and its default. */
 export { DEFAULT_ACTOR, isValidActor } from './actor';
-export type { BackoffClock } from './backoff';
-export { backoffCeiling, SYSTEM_CLOCK } from './backoff';
+export type {
+  ApproveRequest,
+  BlameResult,
+  CommitRequest,
+  FileRequest,
+  HistoryPage,
+  HistoryRequest,
+  HistoryResult,
+  LogRequest,
+  NotebookFile,
+  NotebookFiles,
+  NotebookService,
+  PublicationResult,
+  PullRequest,
+  RevertRequest,
+  SessionOptions,
+  StateRequest,
+  StatusRequest,
+} from './api';
 export type { EngineConfig, EngineLogger } from './config';
 export { EngineConfigError } from './config-error';
 export {
@@ -57,8 +74,9 @@ export {
   failpointsFromEnv,
   NO_FAILPOINTS,
 } from './failpoints';
-export { groupEndpoint } from './gate';
-export type { PublicationRecord } from './history';
+export type { BackoffClock } from './notebook/backoff';
+export { backoffCeiling, SYSTEM_CLOCK } from './notebook/backoff';
+export type { PublicationRecord } from './notebook/history';
 export type {
   BlameLine,
   DiffHunk,
@@ -67,7 +85,9 @@ export type {
   LineOrigin,
   PublicationDetail,
   PublicationMember,
-} from './inspect';
+} from './notebook/inspect';
+export { groupEndpoint } from './notebook/publication/queue';
+export type { NotebookState, NotebookStatus, PrivateStateSize } from './participant/status';
 export type { Progress, ProgressListener } from './progress';
 export {
   APPROVING_HOLD_MS,
@@ -102,24 +122,4 @@ export {
   setReview,
   showReview,
 } from './review/store-io';
-export {
-  type ApproveRequest,
-  type BlameResult,
-  type CommitRequest,
-  createNotebookService,
-  type FileRequest,
-  type HistoryPage,
-  type HistoryRequest,
-  type HistoryResult,
-  type LogRequest,
-  type NotebookFile,
-  type NotebookFiles,
-  type NotebookService,
-  type PublicationResult,
-  type PullRequest,
-  type RevertRequest,
-  type SessionOptions,
-  type StateRequest,
-  type StatusRequest,
-} from './service';
-export type { NotebookState, NotebookStatus, PrivateStateSize } from './status';
+export { createNotebookService } from './service';

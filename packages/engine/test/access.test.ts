@@ -1,6 +1,6 @@
 /** The in-process exclusion between calls and a consolidation of their object database. */
 import { describe, expect, it } from 'vitest';
-import { AccessGate } from '../src/access';
+import { AccessGate } from '../src/notebook/access';
 
 /** Lets every pending promise callback run. */
 const settle = () => new Promise((resolve) => setImmediate(resolve));

@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { createMemoryStore, type MemoryStore } from '@slivingdoc/store';
 import { acquireLock } from '@slivingdoc/workspace';
 import { describe, expect, it } from 'vitest';
-import { publicationGateKey } from '../src/gate';
+import { publicationGateKey } from '../src/notebook/publication/queue';
 import { participant, put, rejection } from './helpers';
 
 /** A store of its own: the gate's name is machine-wide, and other test files run beside. */

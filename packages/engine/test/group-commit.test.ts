@@ -15,10 +15,10 @@ import { openMemoryObjectDb } from '@slivingdoc/merge/testing';
 import { createMemoryStore, decodeManifest, type MemoryStore } from '@slivingdoc/store';
 import { until } from '@slivingdoc/testkit/until';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { groupEndpoint } from '../src/gate';
-import { encodeFrame, readFrames } from '../src/group/frames';
-import { encodeJoin } from '../src/group/messages';
-import { queuedAt, setInProcessJoins } from '../src/group/server';
+import { queuedAt, setInProcessJoins } from '../src/notebook/publication/endpoint';
+import { encodeFrame, readFrames } from '../src/notebook/publication/frames';
+import { encodeJoin } from '../src/notebook/publication/messages';
+import { groupEndpoint } from '../src/notebook/publication/queue';
 import { get, type Participant, participant, put, rejection } from './helpers';
 
 // The acknowledgement wait raised from 2 s / 10 s: these tests count CASes, and a member
@@ -195,14 +195,15 @@ for (const transport of ['socket', 'in-process'] as const) {
       );
       await put(clashing.dir, 'seed.md', 'clash\n');
       await put(fine.dir, 'fine.md', 'fine\n');
-      const clashResult = clashing.service.commit({ message: 'clash' });
+      // Awaited from the start: the refused member may answer before the holder does.
+      const clashRefused = rejection(clashing.service.commit({ message: 'clash' }));
       const fineResult = fine.service.commit({ message: 'fine' });
       await until(() => queuedAt(endpoint) === 2, 'two members queued');
       gate.resolve();
 
       expect((await holderResult).code).toBe('OK');
       expect(okFiles(await fineResult)).toEqual([{ path: 'fine.md', insertions: 1, deletions: 0 }]);
-      const refused = await rejection(clashResult);
+      const refused = await clashRefused;
       expect(refused.code).toBe('CONTENT_CONFLICT');
       expect(refused.reason).toBe('MERGE_CONFLICT');
       expect(await get(clashing.dir, 'seed.md')).toContain('<<<<<<<');

@@ -22,9 +22,9 @@ import {
 import { bundleFixture } from '@slivingdoc/testkit/bundle-fixture';
 import { until } from '@slivingdoc/testkit/until';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { groupEndpoint } from '../src/gate';
-import { joinCounts, queuedAt } from '../src/group/server';
 import { createNotebookService, type NotebookService } from '../src/index';
+import { joinCounts, queuedAt } from '../src/notebook/publication/endpoint';
+import { groupEndpoint } from '../src/notebook/publication/queue';
 import { INSTANT_CLOCK, put, tempRoots } from './helpers';
 
 const GROUPED = {

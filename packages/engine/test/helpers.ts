@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { createMemoryStore, type MemoryStore, type ObjectStore } from '@slivingdoc/store';
 import { afterEach } from 'vitest';
-import type { BackoffClock } from '../src/backoff';
 import { createNotebookService, type EngineConfig, type NotebookService } from '../src/index';
+import type { BackoffClock } from '../src/notebook/backoff';
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {

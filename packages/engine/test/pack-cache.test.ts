@@ -2,7 +2,7 @@ import { mkdtemp, readdir, rm, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { PACK_CACHE_KEPT, trimPackCache } from '../src/remote';
+import { PACK_CACHE_KEPT, trimPackCache } from '../src/notebook/remote';
 
 let dir: string;
 afterEach(() => rm(dir, { recursive: true, force: true }));

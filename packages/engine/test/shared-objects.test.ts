@@ -12,7 +12,7 @@ import { createMemoryStore, decodeManifest, type MemoryStore } from '@slivingdoc
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { EngineLogger, NotebookService } from '../src/index';
-import { sharedObjectsDir } from '../src/objects';
+import { sharedObjectsDir } from '../src/notebook/objects';
 import {
   get,
   openOnRoots,

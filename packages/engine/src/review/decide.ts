@@ -9,15 +9,15 @@
 import { buildSuccess, DomainError, type SuccessResult } from '@slivingdoc/envelope';
 import type { TreeEntries } from '@slivingdoc/merge';
 import type { ObjectStore } from '@slivingdoc/store';
-import { commitLocked } from '../commit';
 import type { CallState, DirContext } from '../context';
 import { FAILPOINT, failpoint } from '../failpoints';
-import { changedPaths, scanLocal } from '../local';
-import { rewriteLocal } from '../materialize';
-import { loadRemote } from '../remote';
-import { unpublishedEdits } from '../revert';
-import { conflictIssues, type Entry, enterDirectory } from '../sync';
-import { threeWayMerge } from '../three-way';
+import { threeWayMerge } from '../notebook/merge';
+import { loadRemote } from '../notebook/remote';
+import { commitLocked } from '../participant/commit';
+import { changedPaths, scanLocal } from '../participant/local';
+import { rewriteLocal } from '../participant/materialize';
+import { unpublishedEdits } from '../participant/revert';
+import { conflictIssues, type Entry, enterDirectory } from '../participant/sync';
 import { mergeConflict, unsupportedFiles } from '../verdicts';
 import type { ProposalRecord } from './record';
 import {

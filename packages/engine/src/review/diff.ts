@@ -1,6 +1,6 @@
 /** A proposal's change as per-file diffs against its base (for `proposals show` and the view). */
 import { lineDiffStat } from '@slivingdoc/merge';
-import { asText, type FileDiff, hunksOf } from '../inspect';
+import { asText, type FileDiff, hunksOf } from '../notebook/inspect';
 import type { ProposalRecord } from './record';
 
 const EMPTY = new Uint8Array(0);

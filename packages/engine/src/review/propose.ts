@@ -12,11 +12,11 @@ import {
 } from '@slivingdoc/envelope';
 import { diffstat, type TreeEntries } from '@slivingdoc/merge';
 import type { ObjectStore } from '@slivingdoc/store';
-import { markerIssues } from '../attempt';
-import { commitLocked, refuseReadOnlyChanges } from '../commit';
 import type { CallState, DirContext } from '../context';
-import { changedPaths, scanLocal } from '../local';
-import type { Entry } from '../sync';
+import { markerIssues } from '../notebook/merge';
+import { commitLocked, refuseReadOnlyChanges } from '../participant/commit';
+import { changedPaths, scanLocal } from '../participant/local';
+import type { Entry } from '../participant/sync';
 import { unresolvedMarkers, unsupportedFiles } from '../verdicts';
 import { markExpired } from './decide';
 import type { ProposalFile, ProposalRecord, ProposalState } from './record';

@@ -10,9 +10,9 @@ import {
   readPrivateRecords,
   type StateV1,
 } from '@slivingdoc/workspace';
-import type { ResolvedConfig } from './config';
-import type { DirContext } from './context';
-import { FAILPOINT, type FailpointName } from './failpoints';
+import type { ResolvedConfig } from '../config';
+import type { DirContext } from '../context';
+import { FAILPOINT, type FailpointName } from '../failpoints';
 import type { NotebookObjects } from './objects';
 
 /** The objects a directory's records name: kept whole (`closures`) or alone (`objects`). */

@@ -12,7 +12,7 @@
  */
 import { unlink } from 'node:fs/promises';
 import { createServer, type Server, type Socket } from 'node:net';
-import type { EngineLogger } from '../config';
+import type { EngineLogger } from '../../config';
 import { holderSocketEnd, type LinkEnd, type LinkEvents, localLink } from './link';
 import type { HolderMessage, MemberChange, MemberMessage } from './messages';
 
@@ -164,7 +164,7 @@ export class GroupServer {
 
   /**
    * A member of this process joins without the socket: `member` is told what the holder sends;
-   * the returned end is the member's (see `member.ts`).
+   * the returned end is the member's (see `follower.ts`).
    */
   connectLocal(member: LinkEvents<HolderMessage>): LinkEnd<MemberMessage> {
     joined.inProcess += 1;

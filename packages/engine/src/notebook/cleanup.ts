@@ -7,9 +7,9 @@
  * or a retained chain; never touches `current`.
  */
 import { DELETE_BATCH_SIZE, type Manifest, PACKS_NAMESPACE, parsePackKey } from '@slivingdoc/store';
+import type { DirContext } from '../context';
+import { FAILPOINT, failpoint } from '../failpoints';
 import { referencedKeys } from './chain';
-import type { DirContext } from './context';
-import { FAILPOINT, failpoint } from './failpoints';
 import { readCurrent } from './remote';
 
 /** The keys of `candidates` that `manifest` allows deleting. */

@@ -7,9 +7,9 @@ import type { FileIssue } from '@slivingdoc/envelope';
 import type { TreeEntries } from '@slivingdoc/merge';
 import { type ScannedFile, scanNotebook } from '@slivingdoc/workspace';
 import pLimit from 'p-limit';
-import type { DirContext } from './context';
-import { FAILPOINT, failpoint } from './failpoints';
-import { reportProgress } from './progress';
+import type { DirContext } from '../context';
+import { FAILPOINT, failpoint } from '../failpoints';
+import { reportProgress } from '../progress';
 
 /** L as scanned: the files with their stamps, their blob ids, and what is not notebook state. */
 export interface LocalSnapshot {

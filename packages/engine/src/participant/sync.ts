@@ -11,20 +11,21 @@ import {
   verifyClosure,
 } from '@slivingdoc/merge';
 import type { RewriteTarget } from '@slivingdoc/workspace';
-import { type Baseline, baselineOf, EMPTY_BASELINE } from './baseline';
-import { type CallState, type DirContext, EMPTY_TREE, NO_FILES } from './context';
-import { engineFailure } from './errors';
-import { FAILPOINT, failpoint } from './failpoints';
-import { type LocalSnapshot, scanLocal } from './local';
-import { rewriteLocal } from './materialize';
+import { type CallState, type DirContext, EMPTY_TREE, NO_FILES } from '../context';
+import { engineFailure } from '../errors';
+import { FAILPOINT, failpoint } from '../failpoints';
+import { type Baseline, EMPTY_BASELINE } from '../notebook/baseline';
+import { threeWayMerge } from '../notebook/merge';
 import {
   holdsHead,
   loadRemote,
   type RemoteView,
   rememberVerified,
   restoreBaseline,
-} from './remote';
-import { threeWayMerge } from './three-way';
+} from '../notebook/remote';
+import { type LocalSnapshot, scanLocal } from './local';
+import { rewriteLocal } from './materialize';
+import { baselineOf } from './state-record';
 
 /** What a call learns about its directory before touching anything. */
 export interface Entry {

@@ -11,12 +11,13 @@ import {
   type WrittenFile,
   writeChanges,
 } from '@slivingdoc/workspace';
-import { type Baseline, raiseRecoveryFlag, recordBaseline } from './baseline';
-import { type CallState, type DirContext, EMPTY_TREE, NO_FILES } from './context';
-import { FAILPOINT, failpoint } from './failpoints';
+import { type CallState, type DirContext, EMPTY_TREE, NO_FILES } from '../context';
+import { FAILPOINT, failpoint } from '../failpoints';
+import type { Baseline } from '../notebook/baseline';
+import { threeWayMerge } from '../notebook/merge';
+import { reportProgress } from '../progress';
 import { type LocalSnapshot, scanLocal } from './local';
-import { reportProgress } from './progress';
-import { threeWayMerge } from './three-way';
+import { raiseRecoveryFlag, recordBaseline } from './state-record';
 
 const CONCURRENT_EDIT_ROUNDS = 4;
 

@@ -15,11 +15,11 @@ import {
   newUuidV7,
   StoreError,
 } from '@slivingdoc/store';
+import type { DirContext } from '../context';
+import { FAILPOINT, failpoint } from '../failpoints';
 import { backoff } from './backoff';
 import { holdsCheckpoint, prefixIntact } from './chain';
 import { cleanupPacks } from './cleanup';
-import type { DirContext } from './context';
-import { FAILPOINT, failpoint } from './failpoints';
 import { type Current, readCurrent } from './remote';
 import { sha256Hex } from './sha256';
 

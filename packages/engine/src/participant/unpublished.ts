@@ -1,4 +1,4 @@
-import type { DirContext } from './context';
+import type { DirContext } from '../context';
 import { changedPaths, scanLocal } from './local';
 import { enterDirectory } from './sync';
 

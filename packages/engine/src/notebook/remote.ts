@@ -26,10 +26,10 @@ import {
   type ObjectStore,
 } from '@slivingdoc/store';
 import pLimit from 'p-limit';
+import { type CallState, type DirContext, EMPTY_TREE, NO_FILES } from '../context';
+import { integrityFailure } from '../errors';
+import { FAILPOINT, failpoint } from '../failpoints';
 import { assertNotRolledBack, type Baseline, EMPTY_BASELINE } from './baseline';
-import { type CallState, type DirContext, EMPTY_TREE, NO_FILES } from './context';
-import { integrityFailure } from './errors';
-import { FAILPOINT, failpoint } from './failpoints';
 import { sha256Hex } from './sha256';
 
 /** `current` as read: the decoded manifest and the ETag a replacement must be conditioned on. */

@@ -1,10 +1,10 @@
 /** notes_pull for one locked directory (contract §8). */
 import { buildSuccess, type SuccessResult } from '@slivingdoc/envelope';
 import { diffstat } from '@slivingdoc/merge';
-import type { CallState, DirContext } from './context';
+import type { CallState, DirContext } from '../context';
+import { mergeConflict, unsupportedFiles } from '../verdicts';
 import { type LocalSnapshot, scanLocal } from './local';
 import { conflictIssues, type Entry, synchronize } from './sync';
-import { mergeConflict, unsupportedFiles } from './verdicts';
 
 /**
  * Scan, validate, read R, fetch, merge(A, L, R), rewrite L, record R. Registers the directory

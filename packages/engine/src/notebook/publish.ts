@@ -14,11 +14,11 @@ import {
   newUuidV7,
   StoreError,
 } from '@slivingdoc/store';
+import type { CallState, DirContext } from '../context';
+import { publicationUnproven, storageFailure, storeDiskDetail } from '../errors';
+import { FAILPOINT, failpoint } from '../failpoints';
 import type { Baseline } from './baseline';
 import { positionHeldByOther } from './chain';
-import type { CallState, DirContext } from './context';
-import { publicationUnproven, storageFailure, storeDiskDetail } from './errors';
-import { FAILPOINT, failpoint } from './failpoints';
 import {
   type Current,
   type RemoteView,

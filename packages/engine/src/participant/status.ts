@@ -7,8 +7,8 @@
 import type { FileIssue, FileStat } from '@slivingdoc/envelope';
 import { diffstat } from '@slivingdoc/merge';
 import type { Manifest } from '@slivingdoc/store';
-import type { DirContext } from './context';
-import { retainedIncrements } from './history';
+import type { DirContext } from '../context';
+import { retainedIncrements } from '../notebook/history';
 import { scanLocal } from './local';
 import { type DirectoryProposal, directoryProposal } from './review/propose';
 import type { Entry } from './sync';

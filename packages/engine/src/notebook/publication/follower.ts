@@ -9,6 +9,7 @@
  */
 import { connect, type Socket } from 'node:net';
 import type { FileStat } from '@slivingdoc/envelope';
+import { inProcessGroup } from './endpoint';
 import { type LinkEnd, type LinkEvents, memberSocketEnd } from './link';
 import type {
   ExclusionReason,
@@ -17,7 +18,6 @@ import type {
   MemberMessage,
   PreparedWire,
 } from './messages';
-import { inProcessGroup } from './server';
 
 /** What joining a group came to. */
 export type JoinOutcome =

@@ -8,7 +8,7 @@ import { DomainError } from '@slivingdoc/envelope';
 import { DEFAULT_AUTHOR, diffstat, type TreeEntries } from '@slivingdoc/merge';
 import type { Manifest } from '@slivingdoc/store';
 import { diffArrays, structuredPatch } from 'diff';
-import type { DirContext } from './context';
+import type { DirContext } from '../context';
 import {
   ensureIncrement,
   incrementCommits,

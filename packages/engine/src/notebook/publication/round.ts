@@ -1,29 +1,23 @@
 /**
- * The holder's turn in group commit: while it holds the publication gate, rounds of
- * publication, each merging the holder's own change (first round only) and the members
- * queued at the round's start onto R in arrival order, one commit per member chained in that
- * order, published as one increment with one CAS. Every taken member is answered exactly once,
- * and only as contract §9 allows: `accepted` once the CAS is proven accepted, `unproven` when the
- * group's resolution is, `excluded` only when no CAS that carries its change can land.
+ * A round of the publication queue, owned by its leader (the writer holding the publication
+ * gate): merge the leader's own change (first round only) and the followers queued at the
+ * round's start onto R in arrival order, one commit per change chained in that order, then
+ * publish them as one increment with one CAS. Every taken follower is answered exactly once,
+ * and only as contract §9 allows: `accepted` once the CAS is proven accepted, `unproven` when
+ * the round's resolution is, `excluded` only when no CAS that carries its change can land.
  */
 import { setMaxListeners } from 'node:events';
 import type { FileStat } from '@slivingdoc/envelope';
-import { diffstat, sameEntries, type TreeEntries } from '@slivingdoc/merge';
-import {
-  backoffPrefetching,
-  markerIssues,
-  mergeOwn,
-  type OwnChange,
-  recordOwnInput,
-  type Settled,
-} from '../attempt';
-import { type CallState, type DirContext, NO_FILES, newCall } from '../context';
+import { diffstat, type MergeConflict, sameEntries, type TreeEntries } from '@slivingdoc/merge';
+import { type CallState, type DirContext, NO_FILES, newCall } from '../../context';
+import { remoteBusy, unresolvedMarkers } from '../../verdicts';
+import { backoff } from '../backoff';
+import type { Baseline } from '../baseline';
+import { markerIssues, threeWayMerge } from '../merge';
 import { publishHead } from '../publish';
-import { type Current, loadRemote, type RemoteView } from '../remote';
-import { threeWayMerge } from '../three-way';
-import { remoteBusy } from '../verdicts';
+import { type Current, loadRemote, prefetchRemote, type RemoteView } from '../remote';
+import { GroupServer, type TakenMember } from './endpoint';
 import type { ExclusionReason, HolderMessage, MemberChange } from './messages';
-import { GroupServer, type TakenMember } from './server';
 
 /** Members per round, the holder included (bounds the merge work and the pack). */
 export const MAX_GROUP_MEMBERS = 128;
@@ -31,6 +25,89 @@ export const MAX_GROUP_MEMBERS = 128;
 export const GROUP_BYTE_BUDGET = 32 * 1024 * 1024;
 /** Rounds per turn: the holder's own round, then members queued meanwhile (its latency). */
 export const MAX_ROUNDS = 4;
+
+/**
+ * A participant's own change, as its commit proposes it: what its scan found against its
+ * baseline, and how it records its publication input.
+ */
+export interface OwnChange {
+  /** The published state the participant's edits are based on. */
+  base: Baseline;
+  /** The files of `base`. */
+  baseEntries: TreeEntries;
+  /** The participant's files as scanned (its L). */
+  files: TreeEntries;
+  /** The paths that differ between `baseEntries` and `files`. */
+  changed: string[];
+  message: Uint8Array;
+  /** The author name (contract §9); `slivingdoc` when absent. */
+  author: string | undefined;
+  /**
+   * Records, right before a CAS that may publish this change, the L it merged and the
+   * baseline the CAS would make (docs/engine.md, "Kill at any instruction"): a process killed
+   * after the swap lands but before it records anything leaves L as merged, and the next call
+   * must not publish those lines again.
+   */
+  record(proposal: Baseline): Promise<void>;
+}
+
+/** What one attempt came to; L is rewritten afterwards, outside the publication gate. */
+export type Step =
+  | { kind: 'lost'; observed: Current | undefined }
+  | { kind: 'conflict'; remote: RemoteView; merged: TreeEntries; conflicts: MergeConflict[] }
+  | { kind: 'unchanged'; remote: RemoteView }
+  | {
+      kind: 'accepted';
+      remote: RemoteView;
+      /** The accepted tree (with followers: every member's change). */
+      merged: TreeEntries;
+      /** The tree of the caller's own commit (its parent's tree is `remote.entries`). */
+      own: TreeEntries;
+      baseline: Baseline;
+      activeIncrements: number;
+    };
+
+/** A step that ends the attempts (anything but a lost race). */
+export type Settled = Exclude<Step, { kind: 'lost' }>;
+
+/** merge(A, L, R) for the caller's own change: a conflict, no change, or the merged tree. */
+export async function mergeOwn(
+  ctx: DirContext,
+  own: OwnChange,
+  remote: RemoteView,
+): Promise<
+  | { kind: 'conflict'; remote: RemoteView; merged: TreeEntries; conflicts: MergeConflict[] }
+  | { kind: 'unchanged'; remote: RemoteView }
+  | { kind: 'merged'; result: TreeEntries }
+> {
+  const { baseEntries, files, changed } = own;
+  const merged = await threeWayMerge(ctx, baseEntries, files, remote.entries);
+  if (merged.conflicts.length > 0)
+    return { kind: 'conflict', remote, merged: merged.result, conflicts: merged.conflicts };
+  // The merged result of every file the caller touched and the merge rewrote.
+  const rewritten = changed.filter((path) => merged.result.get(path) !== files.get(path));
+  const mergedMarkers = await markerIssues(ctx, merged.result, rewritten);
+  if (mergedMarkers.length > 0) throw unresolvedMarkers(mergedMarkers);
+  if (sameEntries(merged.result, remote.entries)) return { kind: 'unchanged', remote };
+  return { kind: 'merged', result: merged.result };
+}
+
+/**
+ * The backoff after a lost race (contract §9), used to fetch what the winner published meanwhile.
+ * The prefetch always settles before this returns, so nothing touches P after the call ends.
+ */
+export async function backoffPrefetching(
+  ctx: DirContext,
+  call: CallState,
+  retry: number,
+  observed: Current | undefined,
+): Promise<void> {
+  const [slept] = await Promise.allSettled([
+    backoff(retry, ctx.cfg.clock, call.signal),
+    prefetchRemote(ctx, observed),
+  ]);
+  if (slept.status === 'rejected') throw slept.reason;
+}
 
 /** A member ready to merge: its change, its baseline's files and its L's files. */
 interface Ready {
@@ -223,7 +300,7 @@ async function runRound(
         backoffDue = false;
         await backoffPrefetching(ctx, call, lost - 1, observed);
       }
-      const remote = await loadRemote(ctx, call, own?.entry.base);
+      const remote = await loadRemote(ctx, call, own?.base);
       call.stage = 'merge';
       // Taken once R is read: whoever queued meanwhile joins too, and nobody waits for it.
       if (!tookMembers) {
@@ -279,8 +356,7 @@ async function runRound(
           beforeCas: async (target) => {
             // The holder's own change, recorded before the CAS as a solo attempt records it: a
             // kill after the swap lands must not make the next call publish those lines again.
-            if (own !== undefined && ownPlaced !== undefined)
-              await recordOwnInput(ctx, own, target);
+            if (own !== undefined && ownPlaced !== undefined) await own.record(target);
             cas.landed = 'unknown';
             const unrecorded = await unrecordedMembers(
               placed,
@@ -361,7 +437,7 @@ async function runRound(
  * queued meanwhile. Returns the holder's own step; the endpoint is closed (members still queued
  * are told `later`) before the gate is released.
  */
-export async function holdTurn(
+export async function leadTurn(
   ctx: DirContext,
   call: CallState,
   own: OwnChange,

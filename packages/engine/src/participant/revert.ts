@@ -6,16 +6,16 @@
  */
 import { DomainError, type SuccessResult } from '@slivingdoc/envelope';
 import type { TreeEntries } from '@slivingdoc/merge';
+import type { CallState, DirContext } from '../context';
+import { EMPTY_TREE, NO_FILES } from '../context';
+import { ensureIncrement, type RetainedIncrement, retainedIncrements } from '../notebook/history';
+import { threeWayMerge } from '../notebook/merge';
+import { loadRemote } from '../notebook/remote';
+import { mergeConflict, unsupportedFiles } from '../verdicts';
 import { commitLocked } from './commit';
-import type { CallState, DirContext } from './context';
-import { EMPTY_TREE, NO_FILES } from './context';
-import { ensureIncrement, type RetainedIncrement, retainedIncrements } from './history';
 import { changedPaths, scanLocal } from './local';
 import { rewriteLocal } from './materialize';
-import { loadRemote } from './remote';
 import { conflictIssues, type Entry, enterDirectory } from './sync';
-import { threeWayMerge } from './three-way';
-import { mergeConflict, unsupportedFiles } from './verdicts';
 
 /** INVALID_REQUEST · UNPUBLISHED_EDITS: a revert is never mixed with the copy's own edits. */
 export function unpublishedEdits(count: number): DomainError {

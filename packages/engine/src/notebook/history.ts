@@ -14,9 +14,9 @@ import {
   type TreeEntries,
 } from '@slivingdoc/merge';
 import type { Manifest } from '@slivingdoc/store';
-import type { DirContext } from './context';
-import { EMPTY_TREE, NO_FILES } from './context';
-import { classifyKnown, integrityFailure } from './errors';
+import type { DirContext } from '../context';
+import { EMPTY_TREE, NO_FILES } from '../context';
+import { classifyKnown, integrityFailure } from '../errors';
 import { obtainPack, type PackDescriptor } from './remote';
 
 /** One increment (or checkpoint) of the retained chains: a unit `revert` can undo. */
