@@ -10,7 +10,7 @@ import type { Manifest } from '@slivingdoc/store';
 import type { DirContext } from '../context';
 import { retainedIncrements } from '../notebook/history';
 import { scanLocal } from './local';
-import { type DirectoryProposal, directoryProposal } from './review/propose';
+import { type DirectoryProposal, directoryProposal } from '../review/propose';
 import type { Entry } from './sync';
 
 /** The state of a notebook directory. */

@@ -12,7 +12,7 @@ import {
   type TreeEntries,
 } from '@slivingdoc/merge';
 import { foldKey } from '@slivingdoc/policy';
-import type { FileDiff } from '../inspect';
+import type { FileDiff } from '../notebook/inspect';
 import { bytesDiff } from './diff';
 import type { ProposalRecord } from './record';
 
