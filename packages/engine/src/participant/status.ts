@@ -9,8 +9,8 @@ import { diffstat } from '@slivingdoc/merge';
 import type { Manifest } from '@slivingdoc/store';
 import type { DirContext } from '../context';
 import { retainedIncrements } from '../notebook/history';
-import { scanLocal } from './local';
 import { type DirectoryProposal, directoryProposal } from '../review/propose';
+import { scanLocal } from './local';
 import type { Entry } from './sync';
 
 /** The state of a notebook directory. */
