@@ -27,7 +27,7 @@ import { pullLocked } from './participant/pull';
 import { repairAfterFailure, repairOnEntry } from './participant/repair';
 import { revertLocked } from './participant/revert';
 import { notPulledStatus, statusLocked } from './participant/status';
-import { enterDirectory } from './participant/sync';
+import { type Entry, enterDirectory } from './participant/sync';
 import { holdsUnpublishedEdits } from './participant/unpublished';
 import { type ProgressListener, withProgress } from './progress';
 import { approveLocked } from './review/decide';
@@ -230,6 +230,31 @@ export async function createNotebookService(config: EngineConfig): Promise<Noteb
       if (refusal === 'token') throw readOnlySession();
       if (refusal === 'store') throw readOnlyStore();
     };
+    /**
+     * A person's write through a clean, pulled directory (revert, approve): the path, the actor,
+     * a read-only participant and the request's own arguments are checked before anything is
+     * read; then the directory is repaired if it must be and `work` runs under its lock.
+     */
+    const personsWrite = async <T>(
+      request: { path?: string | undefined; actor?: string; signal?: AbortSignal },
+      checkArguments: () => void,
+      work: (ctx: DirContext, call: CallState, entry: Entry) => Promise<T>,
+    ): Promise<T> => {
+      parseRequestPath(request.path, { home: cfg.home });
+      checkActor(request.actor);
+      refuseCommits();
+      checkArguments();
+      const dir = await resolve(request.path, false);
+      if (!(await isPulled(dir))) throw notPulled();
+      return guarded(
+        policy,
+        dir,
+        request,
+        async (ctx, call) =>
+          work(ctx, call, await repairOnEntry(ctx, call, await enterDirectory(ctx))),
+        MAINTAIN,
+      );
+    };
     return {
       sets: policy.sets,
       notebookDir,
@@ -328,51 +353,31 @@ export async function createNotebookService(config: EngineConfig): Promise<Noteb
         );
       },
 
-      async revert(request) {
-        const raw = request.path;
-        parseRequestPath(raw, { home: cfg.home });
-        if (request.message !== undefined) checkMessage(request.message);
-        checkActor(request.actor);
-        refuseCommits();
-        if (!Number.isSafeInteger(request.generation) || request.generation < 1) {
-          throw invalidArguments('the generation must be a whole number of at least 1');
-        }
-        const dir = await resolve(raw, false);
-        if (!(await isPulled(dir))) throw notPulled();
-        return guarded(
-          policy,
-          dir,
-          request,
-          async (ctx, call) => {
-            const entry = await repairOnEntry(ctx, call, await enterDirectory(ctx));
-            return revertLocked(ctx, call, entry, BigInt(request.generation), {
-              message: request.message,
-              refuseConflicts: request.onConflict === 'refuse',
-            });
-          },
-          MAINTAIN,
+      revert(request) {
+        const checkArguments = () => {
+          if (request.message !== undefined) checkMessage(request.message);
+          if (!Number.isSafeInteger(request.generation) || request.generation < 1) {
+            throw invalidArguments('the generation must be a whole number of at least 1');
+          }
+        };
+        return personsWrite(request, checkArguments, (ctx, call, entry) =>
+          revertLocked(ctx, call, entry, BigInt(request.generation), {
+            message: request.message,
+            refuseConflicts: request.onConflict === 'refuse',
+          }),
         );
       },
 
-      async approve(request) {
-        parseRequestPath(request.path, { home: cfg.home });
-        checkActor(request.actor);
-        refuseCommits();
-        const dir = await resolve(request.path, false);
-        if (!(await isPulled(dir))) throw notPulled();
-        return guarded(
-          policy,
-          dir,
+      approve(request) {
+        return personsWrite(
           request,
-          async (ctx, call) => {
-            const entry = await repairOnEntry(ctx, call, await enterDirectory(ctx));
-            return approveLocked(ctx, call, entry, {
+          () => undefined,
+          (ctx, call, entry) =>
+            approveLocked(ctx, call, entry, {
               id: request.id,
               by: request.actor,
               revision: request.revision,
-            });
-          },
-          MAINTAIN,
+            }),
         );
       },
 

@@ -13,17 +13,34 @@ import { threeWayMerge } from '../notebook/merge';
 import { loadRemote } from '../notebook/remote';
 import { mergeConflict, unsupportedFiles } from '../verdicts';
 import { commitLocked } from './commit';
-import { changedPaths, scanLocal } from './local';
+import { changedPaths, type LocalSnapshot, scanLocal } from './local';
 import { rewriteLocal } from './materialize';
 import { conflictIssues, type Entry, enterDirectory } from './sync';
 
-/** INVALID_REQUEST · UNPUBLISHED_EDITS: a revert is never mixed with the copy's own edits. */
+/** INVALID_REQUEST · UNPUBLISHED_EDITS: a revert or an approval is never mixed with the copy’s own edits. */
 export function unpublishedEdits(count: number): DomainError {
   return new DomainError({
     code: 'INVALID_REQUEST',
     reason: 'UNPUBLISHED_EDITS',
-    message: `The notebook directory holds unpublished edits (${count} ${count === 1 ? 'file' : 'files'}); commit or undo them before reverting. Nothing was changed.`,
+    message: `The notebook directory holds unpublished edits (${count} ${count === 1 ? 'file' : 'files'}); commit or undo them first: a revert or an approval goes through a clean copy. Nothing was changed.`,
   });
+}
+
+/**
+ * Scans the clean copy a person's write (revert, approve) goes through: files that are not
+ * notebook state and unpublished edits are refused before anything is merged.
+ */
+export async function scanCleanCopy(
+  ctx: DirContext,
+  call: CallState,
+  entry: Entry,
+): Promise<LocalSnapshot> {
+  call.stage = 'scan';
+  const local = await scanLocal(ctx);
+  if (local.problems.length > 0) throw unsupportedFiles(local.problems);
+  const edited = changedPaths(entry.baseEntries, local.entries);
+  if (edited.length > 0) throw unpublishedEdits(edited.length);
+  return local;
 }
 
 /** INVALID_REQUEST · GENERATION_NOT_RETAINED, naming the range that can be reverted. */
@@ -66,11 +83,7 @@ export async function revertLocked(
   options: { message: string | undefined; refuseConflicts: boolean },
 ): Promise<SuccessResult> {
   const { message } = options;
-  call.stage = 'scan';
-  const local = await scanLocal(ctx);
-  if (local.problems.length > 0) throw unsupportedFiles(local.problems);
-  const edited = changedPaths(entry.baseEntries, local.entries);
-  if (edited.length > 0) throw unpublishedEdits(edited.length);
+  const local = await scanCleanCopy(ctx, call, entry);
 
   const remote = await loadRemote(ctx, call, entry.rollback);
   const increments =

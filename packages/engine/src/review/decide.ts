@@ -14,11 +14,10 @@ import { FAILPOINT, failpoint } from '../failpoints';
 import { threeWayMerge } from '../notebook/merge';
 import { loadRemote } from '../notebook/remote';
 import { commitLocked } from '../participant/commit';
-import { changedPaths, scanLocal } from '../participant/local';
 import { rewriteLocal } from '../participant/materialize';
-import { unpublishedEdits } from '../participant/revert';
+import { scanCleanCopy } from '../participant/revert';
 import { conflictIssues, type Entry, enterDirectory } from '../participant/sync';
-import { mergeConflict, unsupportedFiles } from '../verdicts';
+import { mergeConflict } from '../verdicts';
 import type { ProposalRecord } from './record';
 import {
   CAS_ATTEMPTS,
@@ -229,11 +228,7 @@ export async function approveLocked(
   request: DecisionRequest,
 ): Promise<ApproveResult> {
   const store = ctx.cfg.store;
-  call.stage = 'scan';
-  const local = await scanLocal(ctx);
-  if (local.problems.length > 0) throw unsupportedFiles(local.problems);
-  const edited = changedPaths(entry.baseEntries, local.entries);
-  if (edited.length > 0) throw unpublishedEdits(edited.length);
+  const local = await scanCleanCopy(ctx, call, entry);
   const remote = await loadRemote(ctx, call, entry.rollback);
 
   let found = await requireProposal(store, request.id);
