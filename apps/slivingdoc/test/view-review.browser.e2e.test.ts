@@ -6,16 +6,21 @@
  * revision refused, an agent token's session without Approve, Reject or Revert, and a removed
  * reviewer token's session ended at once.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, realpathSync, writeFileSync } from 'node:fs';
+import type { ChildProcess } from 'node:child_process';
+import { mkdirSync, realpathSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { assertBuilt, bin, runBin, sandboxEnv } from './helpers/bin';
+import { assertBuilt, runBinOk, sandboxEnv } from './helpers/bin';
 import { addToken, withConfigHome } from './helpers/http-hub';
 import { McpServerProcess } from './helpers/mcp-server';
+import {
+  launchChromium,
+  openPage,
+  startViewProcess,
+  stopViewProcess,
+} from './helpers/view-browser';
 
-const CHROMIUM = '/usr/bin/chromium';
 const SLOW = { timeout: 120_000 };
 const EVIL_PATH = 'notes/evil\u202eexe.md';
 const EVIL_FILE =
@@ -33,11 +38,7 @@ let origin: string;
 let browser: Browser;
 const stderr: string[] = [];
 
-function ok(args: string[]): string {
-  const run = runBin(args, env);
-  expect(run, JSON.stringify(run)).toMatchObject({ status: 0 });
-  return run.stdout;
-}
+const ok = (args: string[]): string => runBinOk(args, env);
 
 function latest(): { generation: number; actor: string; message: string } {
   return JSON.parse(ok(['log', person, '--json', '--full', '-n', '1'])).publications[0];
@@ -54,11 +55,7 @@ async function propose(files: Record<string, string>, message: string): Promise<
   return answer.structured.proposalId as string;
 }
 
-async function login(context: BrowserContext, url = loginUrl): Promise<Page> {
-  const page = await context.newPage();
-  await page.goto(url);
-  return page;
-}
+const login = (context: BrowserContext, url = loginUrl): Promise<Page> => openPage(context, url);
 
 /** A form POST with a session's cookie, from the view's own origin. */
 async function post(page: Page, path: string, form: Record<string, string>) {
@@ -78,8 +75,6 @@ async function post(page: Page, path: string, form: Record<string, string>) {
 
 beforeAll(async () => {
   assertBuilt();
-  if (!existsSync(CHROMIUM))
-    throw new Error(`${CHROMIUM} is missing: run bash tooling/browser/install-chromium.sh`);
   env = withConfigHome(sandboxEnv({ SLIVINGDOC_ACTOR: 'viewer' }));
   const home = realpathSync(env.HOME!);
   person = join(home, 'person');
@@ -94,28 +89,15 @@ beforeAll(async () => {
   agent = await McpServerProcess.start(['--workspace-root', ws], agentEnv, 'bot');
   expect((await agent.call('notes_pull', {})).isError).toBe(false);
 
-  view = spawn(process.execPath, [bin, 'view', '--listen', '127.0.0.1:0'], { env });
-  view.stderr?.on('data', (chunk: Buffer) => stderr.push(chunk.toString('utf8')));
-  loginUrl = await new Promise<string>((resolve, reject) => {
-    let out = '';
-    view.stdout?.on('data', (chunk: Buffer) => {
-      out += chunk.toString('utf8');
-      if (out.includes('\n')) resolve(out.split('\n')[0] as string);
-    });
-    view.once('exit', (code) => reject(new Error(`view exited ${code}: ${stderr.join('')}`)));
-  });
+  ({ child: view, loginUrl } = await startViewProcess([], env, stderr));
   origin = new URL(loginUrl).origin;
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-sync'],
-  });
+  browser = await launchChromium();
 }, SLOW.timeout);
 
 afterAll(async () => {
   await browser?.close();
   await agent?.close();
-  view?.kill('SIGTERM');
-  if (view !== undefined && view.exitCode === null) await new Promise((r) => view.once('exit', r));
+  await stopViewProcess(view);
   expect(stderr.join('')).not.toContain('sld_');
 });
 

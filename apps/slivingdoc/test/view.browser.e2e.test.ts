@@ -7,19 +7,24 @@
  * a read-only token, an XSS corpus, CSRF and foreign Host/Origin, axe-core, and screenshots.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, realpathSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, realpathSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { addToken, defaultTokenFilePath } from '@slivingdoc/http';
 import axe from 'axe-core';
-import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { assertBuilt, bin, runBin, sandboxEnv } from './helpers/bin';
+import { assertBuilt, bin, runBinOk, sandboxEnv } from './helpers/bin';
 import { McpServerProcess } from './helpers/mcp-server';
+import {
+  launchChromium,
+  openPage,
+  startViewProcess,
+  stopViewProcess,
+} from './helpers/view-browser';
 
-const CHROMIUM = '/usr/bin/chromium';
 const SCREENSHOTS = join(import.meta.dirname, '../../../docs/view');
 const SLOW = { timeout: 300_000 };
 
@@ -40,11 +45,7 @@ let origin: string;
 let browser: Browser;
 const stderr: string[] = [];
 
-function ok(args: string[]): string {
-  const result = runBin(args, env);
-  expect(result, JSON.stringify(result)).toMatchObject({ status: 0 });
-  return result.stdout;
-}
+const ok = (args: string[]): string => runBinOk(args, env);
 
 function log(): Publication[] {
   const out = JSON.parse(ok(['log', join(base, 'alice'), '--stat', '-n', '1000', '--json']));
@@ -108,18 +109,7 @@ const XSS: Record<string, string> = {
 
 /** Starts `slivingdoc view` and reads its one line. */
 async function startView(): Promise<void> {
-  view = spawn(process.execPath, [bin, 'view', '--listen', '127.0.0.1:0', '--actor', 'viewer'], {
-    env,
-  });
-  view.stderr?.on('data', (chunk: Buffer) => stderr.push(chunk.toString('utf8')));
-  loginUrl = await new Promise<string>((resolve, reject) => {
-    let out = '';
-    view.stdout?.on('data', (chunk: Buffer) => {
-      out += chunk.toString('utf8');
-      if (out.includes('\n')) resolve(out.split('\n')[0] as string);
-    });
-    view.once('exit', (code) => reject(new Error(`view exited ${code}: ${stderr.join('')}`)));
-  });
+  ({ child: view, loginUrl } = await startViewProcess(['--actor', 'viewer'], env, stderr));
   expect(loginUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/\?token=sld_[A-Za-z0-9_-]{43}$/);
   origin = new URL(loginUrl).origin;
 }
@@ -148,11 +138,7 @@ async function watchedPage(context: BrowserContext) {
   return { page, requests, dialogs, consoleErrors };
 }
 
-async function login(context: BrowserContext, url = loginUrl): Promise<Page> {
-  const page = await context.newPage();
-  await page.goto(url);
-  return page;
-}
+const login = (context: BrowserContext, url = loginUrl): Promise<Page> => openPage(context, url);
 
 async function axeViolations(page: Page): Promise<string[]> {
   // evaluate() runs through the DevTools protocol, outside the page's CSP.
@@ -198,8 +184,6 @@ function raw(
 
 beforeAll(async () => {
   assertBuilt();
-  if (!existsSync(CHROMIUM))
-    throw new Error(`${CHROMIUM} is missing: run bash tooling/browser/install-chromium.sh`);
   env = sandboxEnv({ SLIVINGDOC_CHECKPOINT_PACKS: '3', SLIVINGDOC_RETAINED_CHECKPOINTS: '1' });
   env.XDG_CONFIG_HOME = join(env.HOME as string, 'config');
   base = realpathSync(mkdtempSync(join(tmpdir(), 'slivingdoc-test-view-')));
@@ -219,23 +203,12 @@ beforeAll(async () => {
   alice(XSS, 'XSS corpus');
 
   await startView();
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--no-first-run',
-      '--disable-sync',
-    ],
-  });
+  browser = await launchChromium();
 }, SLOW.timeout);
 
 afterAll(async () => {
   await browser?.close();
-  view?.kill('SIGTERM');
-  if (view !== undefined && view.exitCode === null) await new Promise((r) => view.once('exit', r));
+  await stopViewProcess(view);
   // Nothing the view printed or logged names a token, an object id or the private root.
   const logged = stderr.join('');
   expect(logged).not.toMatch(/[0-9a-f]{40}/);

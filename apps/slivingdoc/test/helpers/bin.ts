@@ -64,6 +64,13 @@ export function runBin(
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
 }
 
+/** Runs the bin and returns its stdout; throws with the whole run unless it exited 0. */
+export function runBinOk(args: string[], env: NodeJS.ProcessEnv): string {
+  const run = runBin(args, env);
+  if (run.status !== 0) throw new Error(`slivingdoc ${args[0]} failed: ${JSON.stringify(run)}`);
+  return run.stdout;
+}
+
 /** Runs the bin to completion without blocking, so many processes can run at once. */
 export function runBinAsync(args: string[], env: NodeJS.ProcessEnv): Promise<BinRun> {
   return new Promise((resolve, reject) => {
