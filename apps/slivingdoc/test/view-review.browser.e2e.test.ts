@@ -207,6 +207,35 @@ describe('the Proposals page in Chromium', () => {
         revision: '1',
       });
       expect(forged.status).toBe(403);
+      expect(forged.text).toContain('CSRF check failed');
+      // The agent's own session token passes the CSRF check and is still refused: while review
+      // is briefly direct, its Revert form shows that token; under review it decides nothing.
+      ok(['review', 'set', 'direct']);
+      const revertForm = agentPage.locator('form[action$="/revert"] input[name="csrf"]');
+      await expect
+        .poll(
+          async () => {
+            await agentPage.reload();
+            return revertForm.count();
+          },
+          { timeout: 30_000 },
+        )
+        .toBe(1);
+      const csrf = (await revertForm.getAttribute('value'))!;
+      ok(['review', 'set', 'queue']);
+      for (const action of ['approve', 'reject']) {
+        const refused = await post(agentPage, `/proposals/${id}/${action}`, {
+          csrf,
+          revision: '1',
+          reason: 'by the agent',
+        });
+        expect(refused.status).toBe(403);
+        expect(refused.text).toContain('Only a person’s session approves or rejects');
+      }
+      const revert = await post(agentPage, `/publications/${latest().generation}/revert`, { csrf });
+      expect(revert.status).toBe(403);
+      expect(revert.text).toContain('The notebook is under review');
+      expect(JSON.parse(ok(['proposals', 'show', id, '--json']))).toMatchObject({ state: 'open' });
 
       const annContext = await browser.newContext();
       const ann = await login(annContext, `${origin}/proposals/${id}?token=${reviewer}`);

@@ -115,7 +115,11 @@ export async function rejection(promise: Promise<unknown>): Promise<Record<strin
   try {
     await promise;
   } catch (err) {
-    return err as Record<string, unknown>;
+    const failure = err as Record<string, unknown>;
+    // An unexpected ENGINE_FAILED hides its cause from the assertion's diff: show it, so a rare
+    // failure on a loaded machine can be diagnosed from the run's log alone.
+    if (failure.code === 'ENGINE_FAILED') console.error('ENGINE_FAILED cause:', failure.cause);
+    return failure;
   }
   throw new Error('expected a rejection');
 }
