@@ -4,7 +4,8 @@
  * and the URL is redirected without it, so the token leaves neither the address bar nor the
  * history nor a Referer. Each session has its own CSRF token for the state-changing forms.
  * Sessions live in memory only: they end with the process, and at the first request after
- * their token stopped verifying (removed from the token file).
+ * their token stopped verifying (removed from the token file); such a session's cookie is
+ * answered "session ended" from then on.
  */
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
@@ -39,6 +40,12 @@ export function sameSecret(a: string, b: string): boolean {
 /** The sessions of one view. */
 export class Sessions {
   readonly #byId = new Map<string, Session>();
+  /**
+   * Sessions ended by their token's removal, remembered (bounded) so every later request of
+   * that browser says so; otherwise the page's own live poll, arriving first, would leave the
+   * person's next click a bare "not logged in".
+   */
+  readonly #ended = new Set<string>();
 
   /** A new session for the login `token` and its `grant`; returns its id (the cookie value). */
   create(token: string, grant: TokenGrant): string {
@@ -60,11 +67,15 @@ export class Sessions {
     verify: (token: string) => TokenGrant | undefined,
   ): Session | 'ended' | undefined {
     const id = cookieValue(req.headers.cookie, SESSION_COOKIE);
-    const session = id === undefined ? undefined : this.#byId.get(id);
-    if (id === undefined || session === undefined) return undefined;
+    if (id === undefined) return undefined;
+    if (this.#ended.has(id)) return 'ended';
+    const session = this.#byId.get(id);
+    if (session === undefined) return undefined;
     const grant = verify(session.token);
     if (grant === undefined) {
       this.#byId.delete(id);
+      this.#ended.add(id);
+      if (this.#ended.size > MAX_SESSIONS) this.#ended.delete(this.#ended.values().next().value!);
       return 'ended';
     }
     session.grant = grant;
