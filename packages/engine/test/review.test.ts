@@ -446,6 +446,21 @@ describe('approve under faults and races', () => {
     expect(stored.record.approving).toBeUndefined();
   });
 
+  it('an approval touching paths read-only for the approver publishes nothing, keeps it open', async () => {
+    const store = memoryStore();
+    const { person, agent } = await personAndAgent(store, { readOnly: ['ref'] });
+    await setReview(store, { mode: 'queue' });
+    await put(agent.dir, 'ref/x.md', 'x\n');
+    const { proposalId } = await agentCommit(agent.service);
+    expect(
+      await rejection(person.service.approve({ id: proposalId!, actor: 'ann' })),
+    ).toMatchObject({ code: 'READ_ONLY_PATH', files: [{ path: 'ref/x.md' }] });
+    expect(await person.service.acceptedGeneration()).toBe(1);
+    const stored = await requireProposal(store, proposalId!);
+    expect(stored.record).toMatchObject({ state: 'open' });
+    expect(stored.record.approving).toBeUndefined();
+  });
+
   it('an approval that conflicts publishes nothing, names the file, keeps the proposal open', async () => {
     const store = memoryStore();
     const { person, agent } = await personAndAgent(store);

@@ -314,7 +314,7 @@ export async function approveLocked(
   /** Publishes nothing: the mark is lifted (best effort: it expires anyway) and `refusal` thrown. */
   const refuse = async (refusal: DomainError): Promise<never> => {
     const { approving: _dropped, ...open } = record;
-    await writeProposal(store, open, markedEtag);
+    await writeProposal(store, open, markedEtag).catch(() => undefined);
     throw refusal;
   };
   await failpoint(ctx.cfg.failpoints, FAILPOINT.approveAfterMark);
