@@ -2,7 +2,9 @@
 // - notes_commit's engine call p50, side by side in one process on one embedded store: a
 //   person's commit (today's path, no review read), an agent's tool commit while review is
 //   direct (one read of the setting), and an agent's tool commit in queue mode (a proposal);
-// - approving a 100-file proposal against one commit of those 100 files.
+// - approving a 100-file proposal against one commit of those 100 files, and the reviewer's
+//   next pull (an approval publishes without writing the reviewer's copy, which catches up
+//   there, as after anyone else's publication).
 // Prints a table and writes bench-results/review.json.
 import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -81,6 +83,7 @@ async function main(): Promise<void> {
   );
   await setReview(store, { mode: 'queue' });
   const approve: number[] = [];
+  const catchUp: number[] = [];
   const commit: number[] = [];
   for (let n = 0; n < APPROVALS; n += 1) {
     await agent.pull({});
@@ -90,6 +93,8 @@ async function main(): Promise<void> {
     const { proposalId } = await agent.commit({ message: `a${n}`, actor: 'bot', viaTools: true });
     await person.pull({});
     approve.push(await timed(() => person.approve({ id: proposalId!, actor: 'ann' })));
+    // The commit below starts, like the approval, from a copy at the accepted head.
+    catchUp.push(await timed(() => person.pull({})));
     for (let f = 0; f < FILES; f += 1) {
       await writeFile(join(person.notebookDir, `c-${f}.md`), `commit ${n} file ${f}\n`);
     }
@@ -105,6 +110,7 @@ async function main(): Promise<void> {
     toolCommitQueueP50Ms: median(samples.toolQueue),
     approvals: APPROVALS,
     approve100FilesP50Ms: median(approve),
+    pullAfterApproveP50Ms: median(catchUp),
     commit100FilesP50Ms: median(commit),
   };
   const rows = [
@@ -112,6 +118,7 @@ async function main(): Promise<void> {
     ['agent tool commit, review direct', figures.toolCommitDirectP50Ms],
     ['agent tool commit, queue (proposal)', figures.toolCommitQueueP50Ms],
     [`approve a ${FILES}-file proposal`, figures.approve100FilesP50Ms],
+    ["the reviewer's next pull", figures.pullAfterApproveP50Ms],
     [`commit ${FILES} files`, figures.commit100FilesP50Ms],
   ] as const;
   process.stdout.write(`\nreview (embedded store), p50\n`);

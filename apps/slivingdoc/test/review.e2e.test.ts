@@ -87,6 +87,9 @@ describe.each([
     const log = json(runBin(['log', person, '--json', '--full'], env));
     expect(log.publications[0]).toMatchObject({ generation: 2, actor: 'bot' });
     expect(log.publications[0].message).toContain('Approved-by: ann');
+    // The approval publishes without writing the person's copy; its next pull brings it in.
+    expect(readFileSync(join(person, 'decisions.md'), 'utf8')).toBe('one\ntwo\nthree\n');
+    expect(runBin(['pull', person], env).status).toBe(0);
     expect(readFileSync(join(person, 'decisions.md'), 'utf8')).toBe('one\nTWO\u200b\nthree\n');
     const again = runBin(['proposals', 'approve', id, person], env);
     expect(again.status).toBe(1);

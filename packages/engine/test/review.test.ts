@@ -383,6 +383,84 @@ describe('approve under faults and races', () => {
     expect(await person.service.acceptedGeneration()).toBe(2);
   });
 
+  it("an approval leaves the reviewer's clean copy at its baseline; its next pull catches up", async () => {
+    const store = memoryStore();
+    const { person, agent } = await personAndAgent(store);
+    await setReview(store, { mode: 'queue' });
+    await put(agent.dir, 'decisions/a.md', 'one\nTWO\nthree\n');
+    const first = await agentCommit(agent.service);
+    expect(await person.service.approve({ id: first.proposalId!, actor: 'ann' })).toMatchObject({
+      generation: 2,
+      filesChanged: 1,
+    });
+    expect(await get(person.dir, 'decisions/a.md')).toBe('one\ntwo\nthree\n');
+    expect(await person.service.status({})).toMatchObject({
+      state: 'clean',
+      baselineGeneration: 1,
+      storeGeneration: 2,
+    });
+    // Approving again through the same copy, still at its old baseline, merges onto the head.
+    await agent.service.pull({});
+    await put(agent.dir, 'decisions/c.md', 'c\n');
+    const second = await agentCommit(agent.service);
+    expect(await person.service.approve({ id: second.proposalId!, actor: 'ann' })).toMatchObject({
+      generation: 3,
+      filesChanged: 1,
+    });
+    await person.service.pull({});
+    expect(await get(person.dir, 'decisions/a.md')).toBe('one\nTWO\nthree\n');
+    expect(await get(person.dir, 'decisions/c.md')).toBe('c\n');
+    expect(await person.service.status({})).toMatchObject({
+      state: 'clean',
+      baselineGeneration: 3,
+    });
+  });
+
+  it('an approval whose head moves to a conflict before its swap publishes nothing, keeps it open', async () => {
+    const store = memoryStore();
+    const failpoints = new FailpointRegistry();
+    // Its own gate scope: the racing commit below runs while the approval holds its gate.
+    const { person, agent } = await personAndAgent(store, { failpoints, gateScope: 'reviewer' });
+    const other = await participant(store);
+    await other.service.pull({});
+    await setReview(store, { mode: 'queue' });
+    await put(agent.dir, 'decisions/a.md', 'one\nAGENT\nthree\n');
+    const { proposalId } = await agentCommit(agent.service);
+    // The approval reads R before it marks and again when it publishes: the second time, another
+    // participant publishes a conflicting line, so the approval's swap loses and its merge conflicts.
+    let reads = 0;
+    failpoints.set(FAILPOINT.afterReadCurrent, async () => {
+      reads += 1;
+      if (reads !== 2) return;
+      await put(other.dir, 'decisions/a.md', 'one\nOTHER\nthree\n');
+      await other.service.commit({ message: 'other', actor: 'ben' });
+    });
+    expect(
+      await rejection(person.service.approve({ id: proposalId!, actor: 'ann' })),
+    ).toMatchObject({ code: 'CONTENT_CONFLICT', files: [{ path: 'decisions/a.md' }] });
+    expect(reads).toBeGreaterThanOrEqual(3);
+    expect(await person.service.acceptedGeneration()).toBe(2);
+    expect(await get(person.dir, 'decisions/a.md')).toBe('one\ntwo\nthree\n');
+    const stored = await requireProposal(store, proposalId!);
+    expect(stored.record).toMatchObject({ state: 'open' });
+    expect(stored.record.approving).toBeUndefined();
+  });
+
+  it('an approval touching paths read-only for the approver publishes nothing, keeps it open', async () => {
+    const store = memoryStore();
+    const { person, agent } = await personAndAgent(store, { readOnly: ['ref'] });
+    await setReview(store, { mode: 'queue' });
+    await put(agent.dir, 'ref/x.md', 'x\n');
+    const { proposalId } = await agentCommit(agent.service);
+    expect(
+      await rejection(person.service.approve({ id: proposalId!, actor: 'ann' })),
+    ).toMatchObject({ code: 'READ_ONLY_PATH', files: [{ path: 'ref/x.md' }] });
+    expect(await person.service.acceptedGeneration()).toBe(1);
+    const stored = await requireProposal(store, proposalId!);
+    expect(stored.record).toMatchObject({ state: 'open' });
+    expect(stored.record.approving).toBeUndefined();
+  });
+
   it('an approval that conflicts publishes nothing, names the file, keeps the proposal open', async () => {
     const store = memoryStore();
     const { person, agent } = await personAndAgent(store);

@@ -102,7 +102,7 @@ export const CATALOGUE = {
       UNPUBLISHED_EDITS: {
         action: 'COMMIT_FIRST',
         retryable: false,
-        when: 'CLI `revert` on a directory that holds unpublished edits (they are never mixed into a revert)',
+        when: 'CLI `revert` or `proposals approve` on a directory that holds unpublished edits (they are never mixed into a revert or an approval)',
       },
       GENERATION_NOT_RETAINED: {
         action: 'FIX_ARGUMENTS',
@@ -147,7 +147,7 @@ export const CATALOGUE = {
       CHANGE_OUTSIDE_WRITABLE: {
         action: 'WRITE_ELSEWHERE',
         retryable: false,
-        when: 'notes_commit touched read-only paths; nothing was published and those files were reset',
+        when: 'notes_commit touched read-only paths; nothing was published and those files were reset. From `proposals approve`: the proposal changes paths read-only for the approving participant; nothing was published and the proposal stays open',
       },
     },
   },

@@ -1,23 +1,26 @@
 /**
  * A person's decision on a proposal (docs/review.md). Approve merges the proposed change onto
- * the accepted head through a reviewer's clean, pulled copy, exactly as `revert` merges an
- * inverse: three-way (base = R with the proposal's base bytes, one side = R with its proposed
- * bytes, the other = R), then an ordinary commit authored by the agent. Reject only records the
- * decision. Every record write is a compare-and-swap, and an approval is marked before it
- * publishes, so a kill or a retry never publishes twice and never loses the proposal.
+ * the accepted head R, exactly as `revert` merges an inverse: three-way (base = R with the
+ * proposal's base bytes, one side = R with its proposed bytes, the other = R). The merged tree
+ * is then published as the change of a commit authored by the agent, through the publication
+ * queue's merge and compare-and-swap; the reviewer's clean copy is only checked, never written,
+ * and catches up at its next pull. Reject only records the decision. Every record write is a
+ * compare-and-swap, and an approval is marked before it publishes, so a kill or a retry never
+ * publishes twice and never loses the proposal.
  */
 import { buildSuccess, DomainError, type SuccessResult } from '@slivingdoc/envelope';
 import type { TreeEntries } from '@slivingdoc/merge';
 import type { ObjectStore } from '@slivingdoc/store';
 import type { CallState, DirContext } from '../context';
 import { FAILPOINT, failpoint } from '../failpoints';
-import { threeWayMerge } from '../notebook/merge';
-import { loadRemote } from '../notebook/remote';
-import { commitLocked } from '../participant/commit';
-import { rewriteLocal } from '../participant/materialize';
+import { markerIssues, threeWayMerge } from '../notebook/merge';
+import { publishChange } from '../notebook/publication/queue';
+import type { OwnChange } from '../notebook/publication/round';
+import { loadRemote, type RemoteView } from '../notebook/remote';
+import { changedPaths } from '../participant/local';
 import { scanCleanCopy } from '../participant/revert';
-import { conflictIssues, type Entry, enterDirectory } from '../participant/sync';
-import { mergeConflict } from '../verdicts';
+import { conflictIssues, type Entry } from '../participant/sync';
+import { mergeConflict, unresolvedMarkers } from '../verdicts';
 import type { ProposalRecord } from './record';
 import {
   CAS_ATTEMPTS,
@@ -216,10 +219,48 @@ async function recordApproved(
 /** The approval's success: the commit's result with what was decided. */
 export type ApproveResult = SuccessResult & { approved: ProposalRecord };
 
+/** READ_ONLY_PATH · CHANGE_OUTSIDE_WRITABLE: the proposal changes paths this reviewer may not. */
+function approvalOutsideWritable(paths: string[]): DomainError {
+  return new DomainError({
+    code: 'READ_ONLY_PATH',
+    reason: 'CHANGE_OUTSIDE_WRITABLE',
+    message:
+      'The proposal changes paths that are read-only for this participant; nothing was published and the proposal stays open.',
+    files: paths.map((path) => ({ path, reason: 'READ_ONLY_PATH', ranges: [] })),
+  });
+}
+
+/**
+ * The approved change as the publication queue takes a commit's: the merged tree against R,
+ * authored by the agent, the approval's trailer ending its message.
+ */
+function approvedChange(
+  remote: RemoteView,
+  merged: TreeEntries,
+  changed: string[],
+  record: ProposalRecord,
+  approver: string,
+): OwnChange {
+  return {
+    base: remote.baseline,
+    baseEntries: remote.entries,
+    files: merged,
+    changed,
+    message: Buffer.from(`${record.message}${approvalTrailer(record, approver)}`, 'utf8'),
+    author: record.actor,
+    // A commit records here that L holds what it publishes, so that a kill after the swap does
+    // not publish L's lines again. An approval never writes L (the clean copy stays at its
+    // baseline, clean), so there is nothing to record: its own guard against publishing twice
+    // is the proposal's mark and the trailer that `alreadyPublished` finds.
+    record: async () => undefined,
+  };
+}
+
 /**
  * Approves through the locked, pulled, clean directory `entry`: refuses a decided proposal, a
  * stale revision, unpublished edits and a conflict (nothing published, the proposal stays
- * open, the files and ranges named); else publishes once and records the decision.
+ * open, the files and ranges named); else publishes once and records the decision. The
+ * directory is only checked: what is published comes from the merge, not from the copy.
  */
 export async function approveLocked(
   ctx: DirContext,
@@ -228,7 +269,7 @@ export async function approveLocked(
   request: DecisionRequest,
 ): Promise<ApproveResult> {
   const store = ctx.cfg.store;
-  const local = await scanCleanCopy(ctx, call, entry);
+  await scanCleanCopy(ctx, call, entry);
   const remote = await loadRemote(ctx, call, entry.rollback);
 
   let found = await requireProposal(store, request.id);
@@ -270,33 +311,52 @@ export async function approveLocked(
     throw proposalDecided(found.record);
   }
   record = mark;
+  /** Publishes nothing: the mark is lifted (best effort: it expires anyway) and `refusal` thrown. */
+  const refuse = async (refusal: DomainError): Promise<never> => {
+    const { approving: _dropped, ...open } = record;
+    await writeProposal(store, open, markedEtag).catch(() => undefined);
+    throw refusal;
+  };
   await failpoint(ctx.cfg.failpoints, FAILPOINT.approveAfterMark);
 
   call.stage = 'merge';
   const base = await withFiles(ctx, remote.entries, record, 'base');
   const ours = await withFiles(ctx, remote.entries, record, 'content');
   const merged = await threeWayMerge(ctx, base, ours, remote.entries);
-  if (merged.conflicts.length > 0) {
-    const { approving: _dropped, ...open } = record;
-    await writeProposal(store, open, markedEtag);
-    throw mergeConflict(await conflictIssues(ctx, merged.conflicts, merged.result));
+  if (merged.conflicts.length > 0)
+    return refuse(mergeConflict(await conflictIssues(ctx, merged.conflicts, merged.result)));
+  // What a commit of the merged tree would refuse, refused before anything is published.
+  const changed = changedPaths(remote.entries, merged.result);
+  const outside = changed.filter((path) => !ctx.policy.isWritable(path));
+  if (outside.length > 0) return refuse(approvalOutsideWritable(outside));
+  const markers = await markerIssues(ctx, merged.result, changed);
+  if (markers.length > 0) return refuse(unresolvedMarkers(markers));
+
+  // Merged again onto whatever R is at the compare-and-swap, as every commit's change is.
+  const published =
+    changed.length === 0
+      ? ({ kind: 'unchanged', remote } as const)
+      : await publishChange(
+          ctx,
+          call,
+          approvedChange(remote, merged.result, changed, record, request.by),
+        );
+  if (published.kind === 'conflict') {
+    const issues = await conflictIssues(ctx, published.conflicts, published.merged);
+    return refuse(mergeConflict(issues));
   }
-  await ctx.db.persistStaged();
-  await rewriteLocal(ctx, call, {
-    local,
-    target: merged.result,
-    previous: entry.base,
-    next: remote.baseline,
-  });
-  const message = Buffer.from(`${record.message}${approvalTrailer(record, request.by)}`, 'utf8');
-  const published = await commitLocked(ctx, call, await enterDirectory(ctx), message, record.actor);
   await failpoint(ctx.cfg.failpoints, FAILPOINT.approveAfterPublish);
-  const approved = await recordApproved(
-    store,
-    request,
-    record.revision,
-    String(published.generation),
-  );
+  const { baseline, files } =
+    published.kind === 'accepted' ? published : { baseline: published.remote.baseline, files: [] };
+  // A follower reports the generation its leader answered, as its commit would.
+  const generation =
+    published.kind === 'accepted'
+      ? (published.answered ?? baseline.generation)
+      : baseline.generation;
+  const approved = await recordApproved(store, request, record.revision, String(generation));
   await cleanUp(store);
-  return { ...published, approved };
+  return {
+    ...buildSuccess({ path: ctx.dir, generation, files, sets: ctx.policy.sets }),
+    approved,
+  };
 }
