@@ -49,7 +49,7 @@ check() {
   echo "== check: $1"
   if "${@:2}"; then checks_passed=$((checks_passed + 1)); else checks_failed=$((checks_failed + 1)); fi
 }
-check typecheck pnpm exec turbo run typecheck --output-logs=errors-only
+check typecheck pnpm exec tsc -p tsconfig.check.json
 check format-and-lint pnpm exec biome ci --colors=off .
 check layers node tooling/check-layers.mjs
 
