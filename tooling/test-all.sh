@@ -11,6 +11,8 @@ rgw_env=.tmp/rgw.env
 stage=setup
 finish() {
   local code=$?
+  # A set-up that failed leaves the background installs running: they end before RGW stops.
+  [[ -n ${preparing:-} ]] && { kill "$preparing" 2>/dev/null; wait "$preparing" 2>/dev/null; } || true
   bash tooling/rgw/stop-rgw.sh --wipe >/dev/null 2>&1 || true
   if [[ $stage != done ]]; then
     echo "test run aborted during $stage"
@@ -21,12 +23,11 @@ finish() {
 }
 trap finish EXIT
 
-bash tooling/setup.sh
-
 # What the suites need besides the build (the real S3 server, Chromium, Node 24) is installed
-# and started in the background while the static checks run: the installs wait on the network
-# and dpkg, the checks on the CPU, so overlapping them saves most of the installs' minute on a
-# fresh machine. Their output is shown once the checks are done.
+# and started in the background while the packages install, build and pass the static checks:
+# the installs wait on the network and dpkg, the build and checks on the CPU, so overlapping
+# them takes the installs' minute on a fresh machine off the critical path. Their output is
+# shown once the checks are done. None of them uses the workspace's packages.
 prepare_log=.tmp/prepare.log
 node24_path=.tmp/node-24.path
 prepare() {
@@ -42,6 +43,8 @@ rm -f "$rgw_env" "$node24_path"
 prepare >"$prepare_log" 2>&1 &
 preparing=$!
 
+bash tooling/setup.sh
+
 stage=checks
 checks_passed=0
 checks_failed=0
@@ -56,6 +59,7 @@ check layers node tooling/check-layers.mjs
 stage="set-up (S3 server, Chromium, Node 24)"
 prepared=0
 wait "$preparing" || prepared=$?
+preparing=
 cat "$prepare_log"
 [[ $prepared -eq 0 ]] || exit "$prepared"
 # KEY=VALUE pairs that the S3 suites read (SLIVINGDOC_TEST_S3_*).
