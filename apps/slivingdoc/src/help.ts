@@ -192,8 +192,9 @@ applies a change from its next call.
        slivingdoc proposals reject ID [--reason TEXT] [options]
 
 The agents' proposals (docs/review.md). approve merges the change onto the latest notebook
-through the clean, pulled copy at PATH (default: the current directory) and publishes it once,
-authored by the agent, approved by --actor (default: your user name). reject publishes nothing;
+checked against the clean, pulled copy at PATH (default: the current directory) and publishes
+it once, authored by the agent, approved by --actor (default: your user name); PATH itself is
+not written, its next pull brings the approved files in. reject publishes nothing;
 the proposal's bytes stay readable with show.
 
   --revision <N>                  approve only if the proposal is still at revision N

@@ -60,11 +60,21 @@ describe.each([
     expect(listed.map((p: { actor: string }) => p.actor).sort()).toEqual(['bot', 'intern']);
     const botId = listed.find((p: { actor: string }) => p.actor === 'bot').id;
     expect(runBin(['pull', person], env).status).toBe(0);
-    const approved = runBin(['proposals', 'approve', botId, person, '--json'], env);
+    const approved = runBin(['proposals', 'approve', botId, person], env);
     expect(approved.status).toBe(0);
-    expect(JSON.parse(approved.stdout)).toMatchObject({ state: 'approved', actor: 'bot' });
     const log = JSON.parse(runBin(['log', person, '--json', '--full'], env).stdout);
     expect(log.publications[0]).toMatchObject({ actor: 'bot' });
+    // The text report: the commit-like OK line, the decision, and that the directory waits
+    // for its next pull.
+    const [okLine] = approved.stdout.split('\n');
+    const generation = /^OK {2}generation (\d+) {2}(.+)$/.exec(okLine!);
+    expect(generation?.[2]).toBe(person);
+    expect(approved.stdout).toContain(
+      `approved ${botId} revision 1 by ann: published as generation ${generation?.[1]}, authored by bot\n`,
+    );
+    expect(approved.stdout).toContain(
+      'this directory is unchanged: slivingdoc pull brings the approved files in\n',
+    );
     expect(log.publications[0].message).toContain('Approved-by: ann');
     const told = await sessions.bot.call('notes_pull', {});
     expect(told.structured.proposalOutcome).toMatchObject({ status: 'approved', by: 'ann' });

@@ -210,7 +210,9 @@ export function runApprove(invocation: ApproveInvocation): Promise<number> {
       });
       if (invocation.json) return `${JSON.stringify(summary(result.approved))}\n`;
       const decision = result.approved.decision;
-      return `${renderCliSuccess(result, { color })}approved ${result.approved.id} revision ${decision?.revision} by ${visibleText(decision?.by ?? '')}: published as generation ${decision?.generation}, authored by ${visibleText(result.approved.actor)}\n`;
+      // The approval publishes without writing the directory (docs/review.md): say so, since a
+      // commit's OK line otherwise means the directory holds what was published.
+      return `${renderCliSuccess(result, { color })}approved ${result.approved.id} revision ${decision?.revision} by ${visibleText(decision?.by ?? '')}: published as generation ${decision?.generation}, authored by ${visibleText(result.approved.actor)}\nthis directory is unchanged: slivingdoc pull brings the approved files in\n`;
     },
   );
 }
