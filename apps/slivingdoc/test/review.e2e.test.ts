@@ -115,6 +115,32 @@ describe.each([
     expect(told.text).toContain('keep it');
     expect(json(runBin(['log', person, '--json'], env)).storeGeneration).toBe(2);
   });
+
+  it('--paths queues only commits touching those paths; an --actor rule never binds over stdio', async () => {
+    const { env, person, agent, ws } = await setUp(await storeEnv());
+    // The client claims the name "bot": over stdio that is not an authenticated actor.
+    expect(runBin(['review', 'set', 'queue', '--actor', 'bot'], env).status).toBe(0);
+    writeFileSync(join(ws, 'scratch.md'), 'free\n');
+    const direct = await agent.call('notes_commit', { message: 'scratch' });
+    expect(direct.structured).toMatchObject({ code: 'OK', generation: 2 });
+    expect(direct.structured.status).toBeUndefined();
+
+    expect(runBin(['review', 'set', 'queue', '--paths', 'decisions.md'], env).status).toBe(0);
+    writeFileSync(join(ws, 'scratch.md'), 'free\nstill free\n');
+    const outside = await agent.call('notes_commit', { message: 'scratch again' });
+    expect(outside.structured).toMatchObject({ code: 'OK', generation: 3 });
+    // A commit touching a queued path is proposed whole, scratch.md included.
+    writeFileSync(join(ws, 'scratch.md'), 'free\nstill free\nand more\n');
+    writeFileSync(join(ws, 'decisions.md'), 'one\ntwo\nthree\nfour\n');
+    const queued = await agent.call('notes_commit', { message: 'both' });
+    expect(queued.structured).toMatchObject({ code: 'OK', status: 'pending' });
+    const id = queued.structured.proposalId as string;
+    const shown = json(runBin(['proposals', 'show', id, '--json'], env));
+    expect([...shown.files].sort()).toEqual(['decisions.md', 'scratch.md']);
+    expect(runBin(['pull', person], env).status).toBe(0);
+    expect(readFileSync(join(person, 'scratch.md'), 'utf8')).toBe('free\nstill free\n');
+    expect(readFileSync(join(person, 'decisions.md'), 'utf8')).toBe('one\ntwo\nthree\n');
+  });
 });
 
 describe('review: bad input through the CLI', () => {
