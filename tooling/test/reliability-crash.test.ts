@@ -1,7 +1,11 @@
 import { FAILPOINT } from '@slivingdoc/engine';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { requireBuiltCli } from '../reliability/cli';
-import { APPROVE_FAILPOINTS, runApproveCrashCase } from '../reliability/crash/approve';
+import {
+  APPROVAL_ONLY_FAILPOINTS,
+  APPROVE_FAILPOINTS,
+  runApproveCrashCase,
+} from '../reliability/crash/approve';
 import {
   GROUP_FAILPOINTS,
   runGroupCrashCase,
@@ -23,8 +27,8 @@ const COMMIT_THEN_PULL = ['commit', 'pull'] as const;
 
 describe('crash matrix: a call killed at every failpoint', () => {
   // Cases are independent (own store, P and L), so they run side by side.
-  // An approval's failpoints are on no commit's or pull's path: the approve column below.
-  const onCallPaths = Object.values(FAILPOINT).filter((f) => !APPROVE_FAILPOINTS.includes(f));
+  // An approval's own failpoints are on no commit's or pull's path: the approve column below.
+  const onCallPaths = Object.values(FAILPOINT).filter((f) => !APPROVAL_ONLY_FAILPOINTS.includes(f));
   it.concurrent.each(onCallPaths)(
     'SIGKILL at %s, then fresh processes repair',
     async (failpoint) => {

@@ -9,9 +9,23 @@ import { join, relative } from 'node:path';
 import { FAILPOINT, FAILPOINTS_ENV, type FailpointName } from '@slivingdoc/engine';
 import { cli, findStateFiles, firstLine, inProcess, newEnvironment } from './matrix';
 
-/** The failpoints on an approval's path, in order. */
-export const APPROVE_FAILPOINTS: readonly FailpointName[] = [
+/** The failpoints only an approval passes (every other one is on a commit's or pull's path). */
+export const APPROVAL_ONLY_FAILPOINTS: readonly FailpointName[] = [
   FAILPOINT.approveAfterMark,
+  FAILPOINT.approveAfterPublish,
+];
+
+/**
+ * The failpoints on an approval's path, in order: reading R, marking the proposal, then the
+ * publication queue's steps (the approval publishes as a commit's change does), then the
+ * decision's record.
+ */
+export const APPROVE_FAILPOINTS: readonly FailpointName[] = [
+  FAILPOINT.afterReadCurrent,
+  FAILPOINT.approveAfterMark,
+  FAILPOINT.afterPackUpload,
+  FAILPOINT.afterCasSent,
+  FAILPOINT.afterCasAnswered,
   FAILPOINT.approveAfterPublish,
 ];
 
