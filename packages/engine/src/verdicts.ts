@@ -34,12 +34,14 @@ export function unresolvedMarkers(files: FileIssue[]): DomainError {
 }
 
 /** READ_ONLY_PATH · CHANGE_OUTSIDE_WRITABLE: the listed files were reset to the baseline. */
-export function readOnlyPath(files: FileIssue[]): DomainError {
+export function readOnlyPath(
+  files: FileIssue[],
+  message = 'Changes to read-only paths were refused and those files were reset to the accepted notebook; nothing was published. Your other edits are still in the notebook directory.',
+): DomainError {
   return new DomainError({
     code: 'READ_ONLY_PATH',
     reason: 'CHANGE_OUTSIDE_WRITABLE',
-    message:
-      'Changes to read-only paths were refused and those files were reset to the accepted notebook; nothing was published. Your other edits are still in the notebook directory.',
+    message,
     files,
   });
 }

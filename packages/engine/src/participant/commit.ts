@@ -8,7 +8,7 @@
 import { buildSuccess, compareUtf8, type SuccessResult } from '@slivingdoc/envelope';
 import type { CallState, DirContext } from '../context';
 import { markerIssues } from '../notebook/merge';
-import { publishChange } from '../notebook/publication/queue';
+import { answeredGeneration, publishChange } from '../notebook/publication/queue';
 import type { OwnChange } from '../notebook/publication/round';
 import { mergeConflict, readOnlyPath, unresolvedMarkers, unsupportedFiles } from '../verdicts';
 import { changedPaths, type LocalSnapshot, scanLocal } from './local';
@@ -120,13 +120,10 @@ export async function commitLocked(
   });
   if (written.conflicts.length > 0)
     throw mergeConflict(await conflictIssues(ctx, written.conflicts, written.final));
-  const result = buildSuccess({
+  return buildSuccess({
     path: ctx.dir,
-    generation: baseline.generation,
+    generation: published.kind === 'accepted' ? answeredGeneration(published) : baseline.generation,
     files,
     sets: ctx.policy.sets,
   });
-  if (published.kind === 'accepted' && published.answered !== undefined)
-    return { ...result, generation: Number(published.answered) };
-  return result;
 }

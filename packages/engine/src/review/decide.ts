@@ -14,13 +14,13 @@ import type { ObjectStore } from '@slivingdoc/store';
 import type { CallState, DirContext } from '../context';
 import { FAILPOINT, failpoint } from '../failpoints';
 import { markerIssues, threeWayMerge } from '../notebook/merge';
-import { publishChange } from '../notebook/publication/queue';
+import { answeredGeneration, publishChange } from '../notebook/publication/queue';
 import type { OwnChange } from '../notebook/publication/round';
 import { loadRemote, type RemoteView } from '../notebook/remote';
 import { changedPaths } from '../participant/local';
 import { scanCleanCopy } from '../participant/revert';
 import { conflictIssues, type Entry } from '../participant/sync';
-import { mergeConflict, unresolvedMarkers } from '../verdicts';
+import { mergeConflict, readOnlyPath, unresolvedMarkers } from '../verdicts';
 import type { ProposalRecord } from './record';
 import {
   CAS_ATTEMPTS,
@@ -221,13 +221,10 @@ export type ApproveResult = SuccessResult & { approved: ProposalRecord };
 
 /** READ_ONLY_PATH · CHANGE_OUTSIDE_WRITABLE: the proposal changes paths this reviewer may not. */
 function approvalOutsideWritable(paths: string[]): DomainError {
-  return new DomainError({
-    code: 'READ_ONLY_PATH',
-    reason: 'CHANGE_OUTSIDE_WRITABLE',
-    message:
-      'The proposal changes paths that are read-only for this participant; nothing was published and the proposal stays open.',
-    files: paths.map((path) => ({ path, reason: 'READ_ONLY_PATH', ranges: [] })),
-  });
+  return readOnlyPath(
+    paths.map((path) => ({ path, reason: 'READ_ONLY_PATH', ranges: [] })),
+    'The proposal changes paths that are read-only for this participant; nothing was published and the proposal stays open.',
+  );
 }
 
 /**
@@ -346,13 +343,10 @@ export async function approveLocked(
     return refuse(mergeConflict(issues));
   }
   await failpoint(ctx.cfg.failpoints, FAILPOINT.approveAfterPublish);
-  const { baseline, files } =
-    published.kind === 'accepted' ? published : { baseline: published.remote.baseline, files: [] };
-  // A follower reports the generation its leader answered, as its commit would.
-  const generation =
+  const { generation, files } =
     published.kind === 'accepted'
-      ? (published.answered ?? baseline.generation)
-      : baseline.generation;
+      ? { generation: answeredGeneration(published), files: published.files }
+      : { generation: published.remote.baseline.generation, files: [] };
   const approved = await recordApproved(store, request, record.revision, String(generation));
   await cleanUp(store);
   return {

@@ -66,6 +66,14 @@ export type Published =
   | { kind: 'unchanged'; remote: RemoteView };
 
 /**
+ * The generation an accepted change reports: a follower's is the one its leader answered with
+ * (the answer's generation), a leader's or a lone attempt's that of its baseline.
+ */
+export function answeredGeneration(published: Extract<Published, { kind: 'accepted' }>): bigint {
+  return published.answered ?? published.baseline.generation;
+}
+
+/**
  * One commit call's passage through the gate: its remaining waiting budget. The gate's holder
  * never waits for another lock (the directory's lock is taken before it), so it cannot
  * deadlock, and the kernel frees it when its holder dies.
