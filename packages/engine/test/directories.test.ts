@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { refuseWrites } from '@slivingdoc/testkit/refuse-writes';
 import { describe, expect, it } from 'vitest';
 import { FAILPOINT, FailpointRegistry } from '../src/index';
-import { memoryStore, participant, put, rejection, snapshot } from './helpers';
+import { engineFailure, memoryStore, participant, put, rejection, snapshot } from './helpers';
 
 describe('several notebook directories under one service (contract §2)', () => {
   it('a pull that cannot create its directory in L is ENGINE_FAILED · LOCAL_WRITE_FAILED', async () => {
@@ -13,7 +13,7 @@ describe('several notebook directories under one service (contract §2)', () => 
     await mkdir(parent);
     const undo = refuseWrites(parent);
     try {
-      const refused = await rejection(p.service.pull({ path: join(parent, 'nb') }));
+      const refused = await engineFailure(p.service.pull({ path: join(parent, 'nb') }));
       expect(refused).toMatchObject({
         code: 'ENGINE_FAILED',
         reason: 'LOCAL_WRITE_FAILED',

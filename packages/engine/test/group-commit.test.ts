@@ -19,7 +19,7 @@ import { queuedAt, setInProcessJoins } from '../src/notebook/publication/endpoin
 import { encodeFrame, readFrames } from '../src/notebook/publication/frames';
 import { encodeJoin } from '../src/notebook/publication/messages';
 import { groupEndpoint } from '../src/notebook/publication/queue';
-import { get, type Participant, participant, put, rejection } from './helpers';
+import { engineFailure, get, type Participant, participant, put, rejection } from './helpers';
 
 // The acknowledgement wait raised from 2 s / 10 s: these tests count CASes, and a member
 // starved that long on a loaded machine would attempt alone (one CAS more), correctly.
@@ -547,7 +547,7 @@ for (const transport of ['socket', 'in-process'] as const) {
       await mkdir(join(record, 'in-the-way'), { recursive: true });
       await put(broken.dir, 'broken.md', 'broken\n');
       await put(fine.dir, 'fine.md', 'fine\n');
-      const brokenRefused = rejection(broken.service.commit({ message: 'broken' }));
+      const brokenRefused = engineFailure(broken.service.commit({ message: 'broken' }));
       const fineResult = fine.service.commit({ message: 'fine' });
       await until(() => queuedAt(endpoint) === 2, 'two members queued');
       release();

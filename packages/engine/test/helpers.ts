@@ -3,7 +3,7 @@ import { mkdir, mkdtemp, readdir, readFile, realpath, rm, writeFile } from 'node
 import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { createMemoryStore, type MemoryStore, type ObjectStore } from '@slivingdoc/store';
-import { afterEach } from 'vitest';
+import { afterEach, expect } from 'vitest';
 import { createNotebookService, type EngineConfig, type NotebookService } from '../src/index';
 import type { BackoffClock } from '../src/notebook/backoff';
 
@@ -110,16 +110,34 @@ export async function snapshot(dir: string): Promise<Record<string, string>> {
   return Object.fromEntries(Object.entries(out).sort(([a], [b]) => (a < b ? -1 : 1)));
 }
 
-/** Awaits a rejection and returns it (fails the test when the promise resolves). */
+/**
+ * Awaits a rejection and returns it (fails the test when the promise resolves). An
+ * ENGINE_FAILED fails the test with its cause: its diff against the expected refusal would not
+ * show why the engine failed. A test that expects one awaits {@link engineFailure}.
+ */
 export async function rejection(promise: Promise<unknown>): Promise<Record<string, unknown>> {
+  const failure = await anyRejection(promise);
+  if (failure.code === 'ENGINE_FAILED') {
+    const cause = failure.cause as Error | undefined;
+    throw new Error(
+      `unexpected ENGINE_FAILED · ${String(failure.reason)}: ${cause?.stack ?? String(cause)}`,
+    );
+  }
+  return failure;
+}
+
+/** Awaits a rejection that must be ENGINE_FAILED and returns it. */
+export async function engineFailure(promise: Promise<unknown>): Promise<Record<string, unknown>> {
+  const failure = await anyRejection(promise);
+  expect(failure.code).toBe('ENGINE_FAILED');
+  return failure;
+}
+
+async function anyRejection(promise: Promise<unknown>): Promise<Record<string, unknown>> {
   try {
     await promise;
   } catch (err) {
-    const failure = err as Record<string, unknown>;
-    // An unexpected ENGINE_FAILED hides its cause from the assertion's diff: show it, so a rare
-    // failure on a loaded machine can be diagnosed from the run's log alone.
-    if (failure.code === 'ENGINE_FAILED') console.error('ENGINE_FAILED cause:', failure.cause);
-    return failure;
+    return err as Record<string, unknown>;
   }
   throw new Error('expected a rejection');
 }

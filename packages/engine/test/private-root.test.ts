@@ -1,6 +1,6 @@
 import { rename, rm, writeFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
-import { get, memoryStore, participant, put, rejection } from './helpers';
+import { engineFailure, get, memoryStore, participant, put } from './helpers';
 
 // A private root that is not a directory cannot hold P: that is the operator's to fix
 // (ENGINE_FAILED · PRIVATE_STATE_UNAVAILABLE · CONTACT_OPERATOR), never an INTERNAL_ERROR,
@@ -21,7 +21,7 @@ describe('a private root replaced by a regular file', () => {
       () => alice.service.pull({}),
       () => alice.service.commit({ message: 'x' }),
     ]) {
-      const err = await rejection(call());
+      const err = await engineFailure(call());
       expect(err).toMatchObject(unavailable);
       expect(err.detail).toBeUndefined();
     }
@@ -41,8 +41,8 @@ describe('a private root replaced by a regular file', () => {
     await rename(alice.privateRoot, `${alice.privateRoot}.moved`);
     await writeFile(alice.privateRoot, 'not a directory\n');
     await put(alice.dir, 'a.md', 'edited\n');
-    expect(await rejection(alice.service.pull({}))).toMatchObject(unavailable);
-    expect(await rejection(alice.service.commit({ message: 'b' }))).toMatchObject(unavailable);
+    expect(await engineFailure(alice.service.pull({}))).toMatchObject(unavailable);
+    expect(await engineFailure(alice.service.commit({ message: 'b' }))).toMatchObject(unavailable);
     expect(await get(alice.dir, 'a.md')).toBe('edited\n');
     await rm(alice.privateRoot);
     await rename(`${alice.privateRoot}.moved`, alice.privateRoot);

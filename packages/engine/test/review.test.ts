@@ -15,7 +15,7 @@ import {
   setReview,
   showReview,
 } from '../src/index';
-import { get, memoryStore, participant, put, rejection, tempRoots } from './helpers';
+import { engineFailure, get, memoryStore, participant, put, rejection, tempRoots } from './helpers';
 
 /** A person (CLI commits, approvals) and an agent (tool commits) on one store. */
 async function personAndAgent(store: ObjectStore, personExtra = {}) {
@@ -323,7 +323,7 @@ describe('approve under faults and races', () => {
       await put(agent.dir, 'decisions/a.md', 'one\nTWO\nthree\n');
       const { proposalId } = await agentCommit(agent.service);
       failpoints.set(point, 'throw', 1);
-      await rejection(person.service.approve({ id: proposalId!, actor: 'ann' }));
+      await engineFailure(person.service.approve({ id: proposalId!, actor: 'ann' }));
       expect((await requireProposal(store, proposalId!)).record.state).toBe('open');
       const approved = await person.service.approve({ id: proposalId!, actor: 'ann' });
       expect(approved.approved.state).toBe('approved');
