@@ -15,7 +15,10 @@ let skipped = 0;
 const failures = [];
 if (Number(checksFailed) > 0)
   failures.push(`${checksFailed} static check(s) failed: see "== check:" above`);
-if (files.length === 0) failures.push('no vitest report was named');
+if (files.length === 0) {
+  failed += 1;
+  failures.push('no vitest report was named');
+}
 
 /** The first lines of an error, without terminal colours. */
 const excerpt = (messages) =>

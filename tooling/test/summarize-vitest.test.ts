@@ -121,4 +121,11 @@ describe('the closing summary', () => {
       '3 passed, 4 failed, 0 skipped',
     ]);
   });
+
+  it('fails a run that named no report, even with every check passed', () => {
+    expect(run('3', '0')).toEqual({
+      code: 1,
+      lines: ['== failures', 'no vitest report was named', '3 passed, 1 failed, 0 skipped'],
+    });
+  });
 });
