@@ -382,7 +382,8 @@ describe('slivingdoc view in Chromium', () => {
       await page.keyboard.press('Tab');
       expect(await focused()).toBe('Skip to content');
       await page.keyboard.press('Enter');
-      expect(page.url()).toBe(`${origin}/#content`);
+      // The fragment navigation completes after the key press returns: wait for it.
+      await page.waitForURL(`${origin}/#content`);
       await page.goto(`${origin}/history`);
       await page.keyboard.press('Tab');
       await page.keyboard.press('Tab');
